@@ -1,0 +1,370 @@
+// Package engine owns the connection to the Engine DB: opening it, the
+// dialect differences between SQLite and PostgreSQL, and the transactions that
+// carry the acting actor into the database's write guards.
+//
+// Queries are written once with PostgreSQL-style placeholders ($1, $2, …);
+// each dialect rebinds them. Every write goes through DB.Tx, which sets the
+// actor, purpose and migration of the context at the start of the
+// transaction.
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/actor"
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+// Kind names an Engine DB dialect.
+type Kind string
+
+// The Engine DB dialects.
+const (
+	SQLite   Kind = "sqlite"
+	Postgres Kind = "postgres"
+)
+
+// Label returns the dialect's display name: SQLite or PostgreSQL.
+func (k Kind) Label() string {
+	if k == Postgres {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
+
+// Options says which Engine DB to open.
+type Options struct {
+	Kind Kind
+	// Path is the SQLite database file, absolute. Its folder is created.
+	Path string
+	// DSN is the PostgreSQL connection string, without the password.
+	DSN string
+	// Password returns the PostgreSQL password; it is read for every new
+	// connection. Nil means none.
+	Password func() (string, error)
+	// Schema is the PostgreSQL schema holding the Engine DB; it must exist.
+	// SQLite ignores it.
+	Schema string
+	// ConnectTimeout bounds each PostgreSQL connection attempt; zero means 10 s.
+	ConnectTimeout time.Duration
+}
+
+// DB is an open Engine DB.
+type DB struct {
+	sql  *sql.DB
+	d    dialect
+	opts Options
+}
+
+// Open connects to the Engine DB and checks that it is reachable. A SQLite
+// file and its folder are created; a PostgreSQL schema must already exist.
+// Failures are configuration errors (exit 3).
+func Open(ctx context.Context, opts Options) (*DB, error) {
+	var d dialect
+	switch opts.Kind {
+	case SQLite:
+		d = sqliteDialect{}
+	case Postgres:
+		d = postgresDialect{}
+	default:
+		return nil, exit.Errorf(exit.Configuration, "%q is not a supported Engine DB", string(opts.Kind))
+	}
+	db, err := d.open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	e := &DB{sql: db, d: d, opts: opts}
+	if err := d.check(ctx, e); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Kind returns the Engine DB's dialect.
+func (db *DB) Kind() Kind { return db.d.kind() }
+
+// Options returns the options the DB was opened with.
+func (db *DB) Options() Options { return db.opts }
+
+// SQL returns the underlying database handle, for statements that must not
+// be rebound (migrations) and for tests.
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+// Close closes every connection.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// Rebind turns $N placeholders into the dialect's own.
+func (db *DB) Rebind(query string) string { return db.d.rebind(query) }
+
+// TimeArg returns the value to bind for a timestamp: UTC text in the fixed
+// format on SQLite, the time itself on PostgreSQL.
+func (db *DB) TimeArg(t time.Time) any { return db.d.timeArg(t) }
+
+// IsUniqueViolation reports whether err is a unique-constraint violation.
+func (db *DB) IsUniqueViolation(err error) bool { return db.d.isUniqueViolation(err) }
+
+// Schema returns the schema that holds the Engine DB tables: the configured
+// PostgreSQL schema, or "main" on SQLite.
+func (db *DB) Schema() string {
+	if db.Kind() == Postgres {
+		return db.opts.Schema
+	}
+	return "main"
+}
+
+// QueryContext runs a read query outside any transaction.
+func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return db.sql.QueryContext(ctx, db.d.rebind(query), args...)
+}
+
+// QueryRowContext runs a read query returning at most one row.
+func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return db.sql.QueryRowContext(ctx, db.d.rebind(query), args...)
+}
+
+// ExecContext runs a statement outside a transaction. Writes to guarded
+// tables must go through Tx instead.
+func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return db.sql.ExecContext(ctx, db.d.rebind(query), args...)
+}
+
+// Querier is what DB and Tx share: rebinding query methods.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Tx is an Engine DB transaction carrying its actor.
+type Tx struct {
+	tx    *sql.Tx
+	d     dialect
+	state *connState // SQLite only: the connection's guard-function state
+}
+
+// QueryContext runs a query in the transaction.
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	tx.beforeStatement()
+	return tx.tx.QueryContext(ctx, tx.d.rebind(query), args...)
+}
+
+// QueryRowContext runs a query returning at most one row.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	tx.beforeStatement()
+	return tx.tx.QueryRowContext(ctx, tx.d.rebind(query), args...)
+}
+
+// ExecContext runs a statement in the transaction.
+func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx.beforeStatement()
+	return tx.tx.ExecContext(ctx, tx.d.rebind(query), args...)
+}
+
+// ExecRaw runs a statement exactly as written: no placeholder is rebound and
+// nothing is bound. Migrations use it.
+func (tx *Tx) ExecRaw(ctx context.Context, statement string) error {
+	tx.beforeStatement()
+	_, err := tx.tx.ExecContext(ctx, statement)
+	return err
+}
+
+// Kind returns the transaction's dialect.
+func (tx *Tx) Kind() Kind { return tx.d.kind() }
+
+// TimeArg returns the value to bind for a timestamp in this dialect.
+func (tx *Tx) TimeArg(t time.Time) any { return tx.d.timeArg(t) }
+
+func (tx *Tx) beforeStatement() {
+	if tx.state != nil {
+		tx.state.clearInserts()
+	}
+}
+
+// Scope is the guard context of a transaction: who acts, why, and which
+// PROJECT migration (if any) is running.
+type Scope struct {
+	Actor     actor.Actor
+	Purpose   string
+	Migration string
+}
+
+type migrationKey struct{}
+type purposeKey struct{}
+
+// WithMigration returns a context whose transactions record the PROJECT
+// migration file that makes their changes.
+func WithMigration(ctx context.Context, file string) context.Context {
+	return context.WithValue(ctx, migrationKey{}, file)
+}
+
+// WithPurpose returns a context whose transactions carry a purpose, such as
+// "retention", that relaxes the append-only guards.
+func WithPurpose(ctx context.Context, purpose string) context.Context {
+	return context.WithValue(ctx, purposeKey{}, purpose)
+}
+
+// ScopeOf returns the guard context of ctx.
+func ScopeOf(ctx context.Context) Scope {
+	s := Scope{Actor: actor.From(ctx)}
+	s.Migration, _ = ctx.Value(migrationKey{}).(string)
+	s.Purpose, _ = ctx.Value(purposeKey{}).(string)
+	return s
+}
+
+// Tx runs fn in one transaction that carries the context's actor, purpose and
+// migration. It commits when fn returns nil and rolls back otherwise.
+func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	tx, conn, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			tx.tx.Rollback()
+			conn.Close()
+			panic(p)
+		}
+		if err != nil {
+			tx.tx.Rollback()
+		} else if cerr := tx.tx.Commit(); cerr != nil {
+			err = fmt.Errorf("commit: %w", cerr)
+		}
+		conn.Close()
+	}()
+	return fn(tx)
+}
+
+func (db *DB) begin(ctx context.Context) (*Tx, *sql.Conn, error) {
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return nil, nil, exit.Wrap(exit.EngineDB, err, "could not connect to the Engine DB")
+	}
+	var state *connState
+	if err := conn.Raw(func(dc any) error { state = db.d.connState(dc); return nil }); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	sqlTx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		return nil, nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
+	}
+	tx := &Tx{tx: sqlTx, d: db.d, state: state}
+	if err := db.d.setScope(ctx, tx, ScopeOf(ctx)); err != nil {
+		sqlTx.Rollback()
+		conn.Close()
+		return nil, nil, exit.Wrap(exit.EngineDB, err, "could not set the transaction's actor")
+	}
+	return tx, conn, nil
+}
+
+// dialect is what differs between Engine DB kinds.
+type dialect interface {
+	kind() Kind
+	open(ctx context.Context, opts Options) (*sql.DB, error)
+	check(ctx context.Context, db *DB) error
+	rebind(query string) string
+	timeArg(t time.Time) any
+	isUniqueViolation(err error) bool
+	connState(driverConn any) *connState
+	setScope(ctx context.Context, tx *Tx, s Scope) error
+	tablesQuery() string
+	refreshTriggers(ctx context.Context, tx *Tx) error
+}
+
+// Time scans a timestamp stored by either dialect: a time value, or the UTC
+// text SQLite keeps.
+type Time struct {
+	Time  time.Time
+	Valid bool
+}
+
+// Scan implements sql.Scanner.
+func (t *Time) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*t = Time{}
+		return nil
+	case time.Time:
+		*t = Time{Time: x.UTC(), Valid: true}
+		return nil
+	case string:
+		return t.parse(x)
+	case []byte:
+		return t.parse(string(x))
+	}
+	return fmt.Errorf("cannot read %T as a timestamp", v)
+}
+
+func (t *Time) parse(s string) error {
+	for _, layout := range timeLayouts {
+		if v, err := time.Parse(layout, s); err == nil {
+			*t = Time{Time: v.UTC(), Valid: true}
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot read %q as a timestamp", s)
+}
+
+var timeLayouts = []string{
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02T15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02",
+}
+
+// TimeText formats a time as the Engine DB's fixed UTC text,
+// YYYY-MM-DD HH:MM:SS.ffffff+00:00, whose text order is time order.
+func TimeText(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04:05.000000-07:00")
+}
+
+// ErrNoRows is returned by helpers that find nothing.
+var ErrNoRows = sql.ErrNoRows
+
+// IsNoRows reports whether err means a query found no row.
+func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// Tables returns the names of every table in the Engine DB's schema, as the
+// catalog spells them (lower case on PostgreSQL), sorted by upper-cased name.
+func (db *DB) Tables(ctx context.Context) ([]string, error) {
+	return tables(ctx, db, db.d)
+}
+
+// Tables returns the tables of the Engine DB's schema as the transaction sees them.
+func (tx *Tx) Tables(ctx context.Context) ([]string, error) {
+	return tables(ctx, tx, tx.d)
+}
+
+func tables(ctx context.Context, q Querier, d dialect) ([]string, error) {
+	rows, err := q.QueryContext(ctx, d.tablesQuery())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// RefreshTriggers gives every CFG_ and AUD_ table its write guard, and every
+// metadata CFG_ table its stamping and change-capture triggers, from the
+// table's current columns. It runs after the schema is created, after every
+// ENGINE migration, and after each CREATE or ALTER TABLE of a PROJECT
+// migration, so project-created tables are guarded as their DDL runs.
+func (tx *Tx) RefreshTriggers(ctx context.Context) error {
+	return tx.d.refreshTriggers(ctx, tx)
+}

@@ -1,0 +1,154 @@
+// Package enginetest gives tests real Engine DBs: a SQLite file in a
+// temporary folder, and a brand-new PostgreSQL database on the server that
+// scripts/test.sh starts, dropped when the test ends. Each runs one test body
+// on both dialects, the way a driver conformance suite does.
+package enginetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+)
+
+// PGVariable names the environment variable holding an administrator URL of
+// the test PostgreSQL server, such as postgres://postgres:pw@127.0.0.1:5432/postgres.
+const PGVariable = "ETL_CRAFT_TEST_PG"
+
+// Kinds lists the Engine DB dialects every conformance test runs on.
+var Kinds = []engine.Kind{engine.SQLite, engine.Postgres}
+
+// Each runs body once per dialect, as subtests named sqlite and postgres,
+// each with a fresh empty Engine DB.
+func Each(t *testing.T, body func(t *testing.T, db *engine.DB)) {
+	t.Helper()
+	for _, k := range Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			body(t, Open(t, k))
+		})
+	}
+}
+
+// EachKind runs body once per dialect with the options of a fresh empty
+// Engine DB, for tests that open it themselves (or through the binary).
+func EachKind(t *testing.T, body func(t *testing.T, opts engine.Options)) {
+	t.Helper()
+	for _, k := range Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			body(t, NewOptions(t, k))
+		})
+	}
+}
+
+// Open returns a fresh empty Engine DB of the dialect, closed at the end of
+// the test.
+func Open(t testing.TB, k engine.Kind) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(context.Background(), NewOptions(t, k))
+	if err != nil {
+		t.Fatalf("opening the %s Engine DB: %v", k, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// NewOptions creates a fresh empty database of the dialect and returns the
+// options that open it.
+func NewOptions(t testing.TB, k engine.Kind) engine.Options {
+	t.Helper()
+	if k == engine.SQLite {
+		return engine.Options{Kind: engine.SQLite, Path: filepath.Join(t.TempDir(), "engine.db")}
+	}
+	u := NewPGDatabase(t)
+	return engine.Options{Kind: engine.Postgres, DSN: u, Schema: "public"}
+}
+
+// AdminURL returns the test server's administrator URL. Without one the test
+// is skipped, unless CI is set, where it fails: CI must run every test.
+func AdminURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(PGVariable)
+	if u == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set: PostgreSQL tests cannot be skipped in CI (run scripts/test.sh)", PGVariable)
+		}
+		t.Skipf("%s is not set: run scripts/test.sh for the PostgreSQL tests", PGVariable)
+	}
+	return u
+}
+
+// NewPGDatabase creates a database of its own for the test and returns its
+// URL; the database is dropped when the test ends.
+func NewPGDatabase(t testing.TB) string {
+	t.Helper()
+	admin := AdminURL(t)
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "etl_craft_test_" + hex.EncodeToString(b)
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("creating test database: %v", err)
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", admin)
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+	})
+	return DatabaseURL(t, admin, name)
+}
+
+// DatabaseURL returns the admin URL pointed at another database.
+func DatabaseURL(t testing.TB, admin, database string) string {
+	t.Helper()
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("bad %s: %v", PGVariable, err)
+	}
+	u.Path = "/" + database
+	return u.String()
+}
+
+// Plain opens a connection that is not an etl-craft engine connection: no
+// guard functions on SQLite, no actor settings on PostgreSQL. Tests use it to
+// show what a BI tool or a person with a SQL shell can and cannot do.
+func Plain(t testing.TB, opts engine.Options) *sql.DB {
+	t.Helper()
+	var db *sql.DB
+	var err error
+	if opts.Kind == engine.SQLite {
+		db, err = sql.Open("sqlite3", opts.Path+"?_busy_timeout=10000&_foreign_keys=1")
+	} else {
+		db, err = sql.Open("pgx", opts.DSN+searchPath(opts.DSN, opts.Schema))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func searchPath(dsn, schema string) string {
+	if schema == "" {
+		return ""
+	}
+	sep := "?"
+	if u, err := url.Parse(dsn); err == nil && u.RawQuery != "" {
+		sep = "&"
+	}
+	return sep + "search_path=" + url.QueryEscape(schema)
+}

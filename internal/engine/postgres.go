@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+type postgresDialect struct{}
+
+func (postgresDialect) kind() Kind { return Postgres }
+
+// open builds a pgx pool behind database/sql whose connections use the
+// Engine schema as their search_path and read the password for each new
+// connection.
+func (postgresDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(opts.DSN)
+	if err != nil {
+		return nil, exit.Wrap(exit.Configuration, err, "the PostgreSQL Engine DB address is invalid")
+	}
+	if opts.Schema != "" {
+		cfg.RuntimeParams["search_path"] = opts.Schema
+	}
+	cfg.RuntimeParams["timezone"] = "UTC"
+	cfg.ConnectTimeout = opts.ConnectTimeout
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	before := func(_ context.Context, c *pgx.ConnConfig) error {
+		if opts.Password == nil {
+			return nil
+		}
+		pw, err := opts.Password()
+		if err != nil {
+			return err
+		}
+		c.Password = pw
+		return nil
+	}
+	return stdlib.OpenDB(*cfg, stdlib.OptionBeforeConnect(before)), nil
+}
+
+func (postgresDialect) check(ctx context.Context, db *DB) error {
+	var database string
+	var exists bool
+	err := db.sql.QueryRowContext(ctx,
+		"SELECT current_database(), EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
+		db.opts.Schema).Scan(&database, &exists)
+	if err != nil {
+		return exit.Wrap(exit.Configuration, err, "could not connect to the Engine DB")
+	}
+	if !exists {
+		return exit.Errorf(exit.Configuration,
+			"the Engine schema '%s' does not exist in database %s (CREATE SCHEMA %s) — etl-craft does not create PostgreSQL schemas",
+			db.opts.Schema, database, db.opts.Schema)
+	}
+	return nil
+}
+
+func (postgresDialect) rebind(q string) string { return q }
+
+func (postgresDialect) timeArg(t time.Time) any { return t.UTC() }
+
+func (postgresDialect) isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func (postgresDialect) connState(any) *connState { return nil }
+
+// setScope sets the transaction-local settings the guard triggers read.
+func (postgresDialect) setScope(ctx context.Context, tx *Tx, s Scope) error {
+	_, err := tx.tx.ExecContext(ctx,
+		`SELECT set_config('etl_craft.actor', $1, true), set_config('etl_craft.actor_kind', $2, true),
+		        set_config('etl_craft.purpose', $3, true), set_config('etl_craft.migration', $4, true)`,
+		s.Actor.Name, string(s.Actor.Kind), s.Purpose, s.Migration)
+	return err
+}
+
+func (postgresDialect) tablesQuery() string {
+	return `SELECT table_name FROM information_schema.tables
+	        WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY upper(table_name)`
+}

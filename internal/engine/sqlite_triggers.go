@@ -1,0 +1,6 @@
+package engine
+
+import "context"
+
+// refreshTriggers is filled in by the guards work (issue 3).
+func (sqliteDialect) refreshTriggers(ctx context.Context, tx *Tx) error { return nil }
