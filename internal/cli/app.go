@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etl-craft/etl-craft/internal/actor"
+	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+// app is one invocation of the command line: its global options, output
+// streams and logger, and the exit status a command chose.
+type app struct {
+	stdout, stderr io.Writer
+	configFlag     string
+	logLevel       string
+	logFormat      string
+	log            *slog.Logger
+	status         exit.Code
+}
+
+// commands returns every subcommand, in the order `--help` lists them.
+func (a *app) commands() []*cobra.Command {
+	return []*cobra.Command{
+		a.initDBCommand(),
+		a.migrateCommand(),
+		a.setupCommand(),
+		a.quickstartCommand(),
+	}
+}
+
+// printf writes a result line to stdout.
+func (a *app) printf(format string, args ...any) {
+	fmt.Fprintf(a.stdout, format, args...)
+}
+
+// loadConfig finds and loads craft-connector.yml.
+func (a *app) loadConfig() (*config.Config, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, exit.Wrap(exit.Configuration, err, "cannot tell the working directory")
+	}
+	path, err := config.Discover(a.configFlag, cwd)
+	if err != nil {
+		return nil, err
+	}
+	return config.Load(path)
+}
+
+// acting returns ctx with the command's actor, resolved from the environment.
+func (a *app) acting(ctx context.Context) (context.Context, error) {
+	act, err := actor.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return actor.With(ctx, act), nil
+}
+
+// engineOptions maps the Engine profile to the options that open it. The
+// password is read from its variable for every new connection.
+func engineOptions(cfg *config.Config) engine.Options {
+	e := cfg.Engine
+	if e.Kind == config.EngineSQLite {
+		return engine.Options{Kind: engine.SQLite, Path: e.SQLitePath}
+	}
+	dsn := e.DSN()
+	if e.KeyFile != "" || e.CertFile != "" {
+		u, _ := url.Parse(dsn)
+		q := u.Query()
+		if e.KeyFile != "" {
+			q.Set("sslkey", e.KeyFile)
+		}
+		if e.CertFile != "" {
+			q.Set("sslcert", e.CertFile)
+		}
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	}
+	opts := engine.Options{Kind: engine.Postgres, DSN: dsn, Schema: e.Schema}
+	if e.SecretVar != "" {
+		v := e.SecretVar
+		opts.Password = func() (string, error) { return cfg.Secret(v) }
+	}
+	return opts
+}
+
+// openEngine connects to the configured Engine DB.
+func (a *app) openEngine(ctx context.Context, cfg *config.Config) (*engine.DB, error) {
+	db, err := engine.Open(ctx, engineOptions(cfg))
+	if err != nil {
+		return nil, err
+	}
+	a.logger().Debug("connected to the Engine DB", "kind", db.Kind().Label(), "schema", db.Schema())
+	return db, nil
+}

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/etl-craft/etl-craft/internal/migrate"
+)
+
+func (a *app) migrateCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply pending ENGINE and PROJECT migrations",
+		Long: "migrate applies the migrations packaged with etl-craft, then the project's own\n" +
+			"(--migrations-dir, else $ETL_CRAFT_MIGRATIONS_DIR, else migrations/ in the project),\n" +
+			"each file in its own transaction with its SCHEMA_MIGRATIONS row.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, err := a.acting(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			db, err := a.openEngine(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			projectDir, _ := cfg.MigrationsDir(dir)
+			r := &migrate.Runner{DB: db, ProjectDir: projectDir,
+				OnApplied: func(f migrate.File) { a.printf("applied %s\n", f.Name) }}
+			applied, err := r.Migrate(ctx)
+			if err != nil {
+				return err
+			}
+			if len(applied) == 0 {
+				a.printf("migrate: already up to date\n")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "migrations-dir", "", "the project's migrations folder")
+	return cmd
+}

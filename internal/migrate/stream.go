@@ -1,0 +1,271 @@
+// Package migrate applies the Engine DB's schema and migrations: init-db for
+// an empty database, and migrate for the ENGINE stream packaged in the binary
+// followed by the PROJECT stream of the team's own files. It keeps the
+// SCHEMA_MIGRATIONS ledger, refuses edited or removed applied files, runs
+// each file in one transaction together with its ledger row, and serializes
+// runs with the MIGRATE lock.
+package migrate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/engine/schema"
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+// Source names a migration stream.
+type Source string
+
+// The two migration streams, applied in this order.
+const (
+	Engine  Source = "ENGINE"
+	Project Source = "PROJECT"
+)
+
+// The markers an ENGINE migration may carry.
+const (
+	// RebuildMetadata runs the file inside the dialect's guarded rebuild
+	// transaction (SQLite table rebuilds that preserve ids and custom objects).
+	RebuildMetadata = "rebuild-metadata"
+	// CheckMetadataCodes checks every pipeline and task code before anything
+	// pending is applied.
+	CheckMetadataCodes = "check-metadata-codes"
+)
+
+var knownMarkers = []string{RebuildMetadata, CheckMetadataCodes}
+
+// File is one migration file.
+type File struct {
+	Source   Source
+	Name     string // the file's base name, which is its ledger VERSION
+	Checksum string // lower-case hex SHA-256 of the file's exact bytes
+	Text     string
+	Markers  []string
+}
+
+// Label names the file with its stream, as "engine/0001_x.sql".
+func (f File) Label() string { return strings.ToLower(string(f.Source)) + "/" + f.Name }
+
+// HasMarker reports whether the file carries the marker.
+func (f File) HasMarker(m string) bool {
+	for _, x := range f.Markers {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// Stream is the ordered files of one source.
+type Stream struct {
+	Source Source
+	// Dir is where the files come from, for messages; empty when the PROJECT
+	// stream is not configured.
+	Dir   string
+	Files []File
+}
+
+// Configured reports whether the stream has a folder.
+func (s Stream) Configured() bool { return s.Dir != "" }
+
+var markerLine = regexp.MustCompile(`(?m)^-- etl-craft: (.*)$`)
+
+// EngineStream reads the dialect's packaged ENGINE migrations, with the
+// markers of migration-markers.toml added to their header markers.
+func EngineStream(kind engine.Kind) (Stream, error) {
+	fsys, err := schema.Migrations(string(kind))
+	if err != nil {
+		return Stream{}, exit.Wrap(exit.Migration, err, "the packaged %s migrations are missing their SQL files", kind)
+	}
+	s, err := readStream(Engine, fsys, "the packaged "+string(kind)+" migrations")
+	if err != nil {
+		return Stream{}, err
+	}
+	extra, err := packagedMarkers()
+	if err != nil {
+		return Stream{}, err
+	}
+	for i := range s.Files {
+		f := &s.Files[i]
+		for marker, names := range extra {
+			for _, n := range names {
+				if n == f.Name && !f.HasMarker(marker) {
+					f.Markers = append(f.Markers, marker)
+				}
+			}
+		}
+		sort.Strings(f.Markers)
+		if err := checkMarkers(*f); err != nil {
+			return Stream{}, err
+		}
+	}
+	return s, nil
+}
+
+// ProjectStream reads the PROJECT migrations in dir. An empty dir means no
+// PROJECT stream. A folder named explicitly must exist.
+func ProjectStream(dir string) (Stream, error) {
+	if dir == "" {
+		return Stream{Source: Project}, nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return Stream{}, exit.Errorf(exit.Migration,
+			"the project migrations directory %s does not exist — pass --migrations-dir or set ETL_CRAFT_MIGRATIONS_DIR", dir)
+	}
+	s, err := readStream(Project, os.DirFS(dir), dir)
+	if err != nil {
+		return Stream{}, err
+	}
+	for _, f := range s.Files {
+		if len(f.Markers) > 0 {
+			return Stream{}, exit.Errorf(exit.Migration,
+				"%s declares the marker(s) %s: markers are ENGINE-only and are refused in PROJECT migrations; remove the '-- etl-craft:' line",
+				filepath.Join(dir, f.Name), strings.Join(f.Markers, ", "))
+		}
+	}
+	return s, nil
+}
+
+// readStream reads every regular *.sql file directly in fsys, sorted by name.
+func readStream(src Source, fsys fs.FS, where string) (Stream, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return Stream{}, exit.Wrap(exit.Migration, err, "could not read %s", where)
+	}
+	s := Stream{Source: src, Dir: where}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, e.Name())
+		if err != nil {
+			return Stream{}, exit.Wrap(exit.Migration, err, "could not read migration %s in %s", e.Name(), where)
+		}
+		if !utf8.Valid(b) {
+			return Stream{}, exit.Errorf(exit.Migration, "could not read migration %s in %s: it is not UTF-8 text", e.Name(), where)
+		}
+		sum := sha256.Sum256(b)
+		f := File{Source: src, Name: e.Name(), Checksum: hex.EncodeToString(sum[:]), Text: string(b)}
+		for _, m := range markerLine.FindAllStringSubmatch(f.Text, -1) {
+			f.Markers = append(f.Markers, strings.TrimSpace(m[1]))
+		}
+		s.Files = append(s.Files, f)
+	}
+	sort.Slice(s.Files, func(i, j int) bool { return s.Files[i].Name < s.Files[j].Name })
+	return s, nil
+}
+
+func packagedMarkers() (map[string][]string, error) {
+	b, err := schema.Markers()
+	if err != nil {
+		return nil, exit.Wrap(exit.Migration, err, "the packaged migration-markers.toml is missing")
+	}
+	out := map[string][]string{}
+	if _, err := toml.Decode(string(b), &out); err != nil {
+		return nil, exit.Wrap(exit.Migration, err, "the packaged migration-markers.toml is invalid")
+	}
+	for m := range out {
+		if !isKnownMarker(m) {
+			return nil, exit.Errorf(exit.Migration, "migration-markers.toml names the unknown marker %q: use %s",
+				m, strings.Join(knownMarkers, " or "))
+		}
+	}
+	return out, nil
+}
+
+func checkMarkers(f File) error {
+	var unknown []string
+	for _, m := range f.Markers {
+		if !isKnownMarker(m) {
+			unknown = append(unknown, m)
+		}
+	}
+	if len(unknown) > 0 {
+		return exit.Errorf(exit.Migration, "%s declares unknown marker(s) %s: the markers are %s",
+			f.Label(), strings.Join(unknown, ", "), strings.Join(knownMarkers, " and "))
+	}
+	return nil
+}
+
+func isKnownMarker(m string) bool {
+	for _, k := range knownMarkers {
+		if m == k {
+			return true
+		}
+	}
+	return false
+}
+
+// ledgerRow is one SCHEMA_MIGRATIONS row.
+type ledgerRow struct {
+	Source   Source
+	Version  string
+	Checksum string
+}
+
+func (r ledgerRow) label() string { return strings.ToLower(string(r.Source)) + "/" + r.Version }
+
+// verify checks every applied file against the streams: each must still be
+// there, byte for byte. The first problem stops everything.
+func verify(ledger []ledgerRow, streams []Stream) error {
+	for _, row := range ledger {
+		var stream *Stream
+		for i := range streams {
+			if streams[i].Source == row.Source {
+				stream = &streams[i]
+			}
+		}
+		var file *File
+		if stream != nil {
+			for i := range stream.Files {
+				if stream.Files[i].Name == row.Version {
+					file = &stream.Files[i]
+				}
+			}
+		}
+		switch {
+		case file == nil && (stream == nil || !stream.Configured()):
+			return exit.Errorf(exit.Migration,
+				"the applied migration %s cannot be verified: no project migrations directory is configured; pass --migrations-dir or set ETL_CRAFT_MIGRATIONS_DIR",
+				row.label())
+		case file == nil:
+			return exit.Errorf(exit.Migration,
+				"the applied migration %s: '%s' is missing from %s; restore the file (applied migrations are never removed)",
+				row.label(), row.Version, stream.Dir)
+		case file.Checksum != row.Checksum:
+			return exit.Errorf(exit.Migration,
+				"the applied migration %s: '%s' has changed since it was applied; migration files are never edited: restore it and add a new migration instead",
+				row.label(), row.Version)
+		}
+	}
+	return nil
+}
+
+// pending returns the files of the streams not in the ledger, in order.
+func pending(ledger []ledgerRow, streams []Stream) []File {
+	applied := map[string]bool{}
+	for _, r := range ledger {
+		applied[r.label()] = true
+	}
+	var out []File
+	for _, s := range streams {
+		for _, f := range s.Files {
+			if !applied[f.Label()] {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
