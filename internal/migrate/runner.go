@@ -35,7 +35,7 @@ type InitResult struct {
 
 // SetupResult is what setup did to the Engine DB.
 type SetupResult struct {
-	Created bool   // the tables were created
+	Created bool // the tables were created
 	Init    InitResult
 	Applied []File // migrations applied afterwards
 }

@@ -1,1 +1,579 @@
--- placeholder
+-- etl-craft Engine DB, SQLite: the full current schema.
+--
+-- init-db runs every statement of this file, then the trigger refresh, in one
+-- transaction (BEGIN IMMEDIATE, so the DDL rolls back with the rest). The
+-- refresh (engine.Tx.RefreshTriggers) creates the write guards of every CFG_
+-- and AUD_ table and the stamping and change-capture triggers of the metadata
+-- CFG_ tables from their current columns, so they are not written here.
+--
+-- Timestamps are UTC text YYYY-MM-DD HH:MM:SS.ffffff+00:00: text order is
+-- time order. Defaults that call etl_craft_actor() or etl_craft_actor_kind()
+-- only work on etl-craft's own connections, which register those functions.
+-- Ids use AUTOINCREMENT so that they are never reused.
+
+-- ---------------------------------------------------------------------------
+-- CFG_: what to run. Rows are retired with ACTIVE_FLAG = 'N', not deleted;
+-- codes are unique among active rows only.
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE CFG_PIPELINES (
+    PIPELINE_ID         INTEGER PRIMARY KEY AUTOINCREMENT,
+    PIPELINE_CODE       VARCHAR NOT NULL,
+    PIPELINE_NAME       VARCHAR NOT NULL,
+    DESCRIPTION         VARCHAR,
+    RUN_SCHEDULE        VARCHAR,
+    SLA_IN_HOURS        NUMERIC,
+    REFRESH_TYPE        VARCHAR NOT NULL,
+    ACTIVE_FLAG         VARCHAR NOT NULL DEFAULT 'Y',
+    PIPELINE_PARAMETERS TEXT,
+    CREATED_BY          VARCHAR DEFAULT 'etl-craft',
+    CREATE_DATE         TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    UPDATED_BY          VARCHAR DEFAULT 'etl-craft',
+    UPDATED_DATE        TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    SCHEDULE_TIMEZONE   VARCHAR,
+    CATCHUP             VARCHAR(1) NOT NULL DEFAULT 'N'
+                        CONSTRAINT ck_schedule_catchup CHECK (CATCHUP IN ('Y', 'N')),
+    MAX_CATCHUP_RUNS    INT NOT NULL DEFAULT 1
+                        CONSTRAINT ck_schedule_catchup_runs
+                        CHECK (typeof(MAX_CATCHUP_RUNS) = 'integer' AND MAX_CATCHUP_RUNS > 0),
+    OVERLAP_POLICY      VARCHAR NOT NULL DEFAULT 'SKIP'
+                        CONSTRAINT ck_schedule_overlap CHECK (OVERLAP_POLICY IN ('SKIP', 'QUEUE')),
+    SCHEDULE_START_DATE DATE,
+    CONSTRAINT ck_pipelines_code CHECK (
+        PIPELINE_CODE GLOB '[A-Za-z]*'
+        AND PIPELINE_CODE NOT GLOB '*[^A-Za-z0-9_]*'
+        AND length(PIPELINE_CODE) <= 128
+        AND instr(PIPELINE_CODE, char(0)) = 0),
+    CONSTRAINT ck_pipelines_refresh_type CHECK (REFRESH_TYPE IN ('FULL', 'INCREMENTAL')),
+    CONSTRAINT ck_pipelines_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N')),
+    CONSTRAINT ck_pipelines_parameters_json
+        CHECK (PIPELINE_PARAMETERS IS NULL OR json_valid(PIPELINE_PARAMETERS))
+);
+
+CREATE UNIQUE INDEX ux_pipelines_code_active ON CFG_PIPELINES (PIPELINE_CODE) WHERE ACTIVE_FLAG = 'Y';
+
+CREATE TABLE CFG_PIPELINE_DEPENDENCY (
+    PIPELINE_DEPENDENCY_ID INTEGER PRIMARY KEY AUTOINCREMENT,
+    PIPELINE_ID            BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    DEPENDS_ON_PIPELINE_ID BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    DEPENDENCY_TYPE        VARCHAR NOT NULL,
+    ACTIVE_FLAG            VARCHAR NOT NULL DEFAULT 'Y',
+    CREATED_BY             VARCHAR DEFAULT 'etl-craft',
+    CREATE_DATE            TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    UPDATED_BY             VARCHAR DEFAULT 'etl-craft',
+    UPDATED_DATE           TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSUME_REPAIRS        VARCHAR(1) NOT NULL DEFAULT 'Y',
+    CONSTRAINT ck_pipedep_type CHECK (DEPENDENCY_TYPE IN ('SUCCESS', 'FAILURE', 'ALWAYS', 'HAS_DATA')),
+    CONSTRAINT ck_pipedep_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N')),
+    CONSTRAINT ck_pipedep_no_self_dep CHECK (PIPELINE_ID <> DEPENDS_ON_PIPELINE_ID),
+    CONSTRAINT ck_pipedep_consume_repairs CHECK (CONSUME_REPAIRS IN ('Y', 'N'))
+);
+
+CREATE UNIQUE INDEX ux_pipedep_edge_active
+    ON CFG_PIPELINE_DEPENDENCY (PIPELINE_ID, DEPENDS_ON_PIPELINE_ID, DEPENDENCY_TYPE)
+    WHERE ACTIVE_FLAG = 'Y';
+CREATE INDEX ix_pipedep_depends_on ON CFG_PIPELINE_DEPENDENCY (DEPENDS_ON_PIPELINE_ID);
+
+CREATE TABLE CFG_TASKS (
+    TASK_ID             INTEGER PRIMARY KEY AUTOINCREMENT,
+    TASK_CODE           VARCHAR NOT NULL,
+    TASK_TYPE           VARCHAR NOT NULL,
+    PIPELINE_ID         BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    HANDLER             VARCHAR NOT NULL,
+    RUN_CONDITION       VARCHAR,
+    RUN_CONDITION_COUNT INT,
+    ACTIVE_FLAG         VARCHAR NOT NULL DEFAULT 'Y',
+    CREATED_BY          VARCHAR DEFAULT 'etl-craft',
+    CREATE_DATE         TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    UPDATED_BY          VARCHAR DEFAULT 'etl-craft',
+    UPDATED_DATE        TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSTRAINT ck_tasks_code CHECK (
+        TASK_CODE GLOB '[A-Za-z]*'
+        AND TASK_CODE NOT GLOB '*[^A-Za-z0-9_]*'
+        AND length(TASK_CODE) <= 128
+        AND instr(TASK_CODE, char(0)) = 0),
+    CONSTRAINT ck_tasks_task_type CHECK (TASK_TYPE IN ('INGESTION', 'ETL')),
+    CONSTRAINT ck_tasks_handler CHECK (HANDLER IN ('PYTHON', 'SQL', 'BUSINESS_RULES', 'EMAIL_ALERT')),
+    CONSTRAINT ck_tasks_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N')),
+    CONSTRAINT ck_tasks_run_condition CHECK (RUN_CONDITION IS NULL OR RUN_CONDITION IN ('ALL', 'ANY', 'N')),
+    -- N needs a count of at least 1; every other condition (NULL means ALL) has none.
+    CONSTRAINT ck_tasks_run_condition_count CHECK (
+        (RUN_CONDITION IS 'N' AND RUN_CONDITION_COUNT IS NOT NULL AND RUN_CONDITION_COUNT >= 1)
+        OR (RUN_CONDITION IS NOT 'N' AND RUN_CONDITION_COUNT IS NULL))
+);
+
+CREATE UNIQUE INDEX ux_tasks_code_active ON CFG_TASKS (PIPELINE_ID, TASK_CODE) WHERE ACTIVE_FLAG = 'Y';
+
+CREATE TABLE CFG_TASK_DEPENDENCY (
+    TASK_DEPENDENCY_ID     INTEGER PRIMARY KEY AUTOINCREMENT,
+    PIPELINE_ID            BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    TASK_ID                BIGINT NOT NULL REFERENCES CFG_TASKS (TASK_ID),
+    -- NULL on insert means a task of the same pipeline: a trigger sets PIPELINE_ID.
+    DEPENDS_ON_PIPELINE_ID BIGINT REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    DEPENDS_ON_TASK_ID     BIGINT NOT NULL REFERENCES CFG_TASKS (TASK_ID),
+    DEPENDENCY_TYPE        VARCHAR NOT NULL,
+    ACTIVE_FLAG            VARCHAR NOT NULL DEFAULT 'Y',
+    CREATED_BY             VARCHAR DEFAULT 'etl-craft',
+    CREATE_DATE            TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    UPDATED_BY             VARCHAR DEFAULT 'etl-craft',
+    UPDATED_DATE           TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSUME_REPAIRS        VARCHAR(1) NOT NULL DEFAULT 'Y',
+    CONSTRAINT ck_taskdep_type CHECK (DEPENDENCY_TYPE IN ('SUCCESS', 'FAILURE', 'ALWAYS', 'HAS_DATA')),
+    CONSTRAINT ck_taskdep_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N')),
+    CONSTRAINT ck_taskdep_no_self_dep
+        CHECK (NOT (TASK_ID = DEPENDS_ON_TASK_ID AND PIPELINE_ID = DEPENDS_ON_PIPELINE_ID)),
+    CONSTRAINT ck_taskdep_consume_repairs CHECK (CONSUME_REPAIRS IN ('Y', 'N'))
+);
+
+CREATE UNIQUE INDEX ux_taskdep_edge_active
+    ON CFG_TASK_DEPENDENCY (TASK_ID, DEPENDS_ON_PIPELINE_ID, DEPENDS_ON_TASK_ID, DEPENDENCY_TYPE)
+    WHERE ACTIVE_FLAG = 'Y';
+CREATE INDEX ix_taskdep_depends_on ON CFG_TASK_DEPENDENCY (DEPENDS_ON_TASK_ID);
+
+-- SQLite triggers cannot assign NEW, so the default is written after the
+-- insert. The change-capture insert trigger (created later by the refresh,
+-- so it fires first) already fills the column; the extra condition keeps
+-- this update from touching the row a second time.
+CREATE TRIGGER trg_default_taskdep_pipeline_insert
+AFTER INSERT ON CFG_TASK_DEPENDENCY
+WHEN NEW.DEPENDS_ON_PIPELINE_ID IS NULL
+BEGIN
+    UPDATE CFG_TASK_DEPENDENCY
+       SET DEPENDS_ON_PIPELINE_ID = NEW.PIPELINE_ID
+     WHERE TASK_DEPENDENCY_ID = NEW.TASK_DEPENDENCY_ID
+       AND DEPENDS_ON_PIPELINE_ID IS NULL;
+END;
+
+CREATE TABLE CFG_TASK_PARAMETERS (
+    TASK_PARAMETER_ID INTEGER PRIMARY KEY AUTOINCREMENT,
+    TASK_ID           BIGINT NOT NULL REFERENCES CFG_TASKS (TASK_ID),
+    PARAMETER_NAME    VARCHAR NOT NULL,
+    PARAMETER_VALUE   VARCHAR,
+    ACTIVE_FLAG       VARCHAR NOT NULL DEFAULT 'Y',
+    CREATED_BY        VARCHAR DEFAULT 'etl-craft',
+    CREATE_DATE       TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    UPDATED_BY        VARCHAR DEFAULT 'etl-craft',
+    UPDATED_DATE      TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSTRAINT ck_taskparameters_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N'))
+);
+
+CREATE UNIQUE INDEX ux_taskparameters_name_active
+    ON CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME) WHERE ACTIVE_FLAG = 'Y';
+
+CREATE TABLE CFG_BUSINESS_RULES (
+    BUSINESS_RULE_ID         INTEGER PRIMARY KEY AUTOINCREMENT,
+    BUSINESS_RULE_NAME       VARCHAR NOT NULL,
+    PIPELINE_ID              BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    TASK_ID                  BIGINT NOT NULL REFERENCES CFG_TASKS (TASK_ID),
+    BUSINESS_RULE_SQL        VARCHAR NOT NULL,
+    BUSINESS_RULE_TYPE       VARCHAR NOT NULL,
+    BUSINESS_RULE_KEY_COLUMN VARCHAR NOT NULL,
+    TARGET_TABLE             VARCHAR NOT NULL,
+    SEQUENCE_NUMBER          BIGINT NOT NULL,
+    ACTIVE_FLAG              VARCHAR NOT NULL DEFAULT 'Y',
+    CREATED_BY               VARCHAR DEFAULT 'etl-craft',
+    CREATE_DATE              TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    UPDATED_BY               VARCHAR DEFAULT 'etl-craft',
+    UPDATED_DATE             TIMESTAMP DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSTRAINT ck_br_type CHECK (BUSINESS_RULE_TYPE IN ('INCOMPLETE', 'REJECT', 'REPORT')),
+    CONSTRAINT ck_br_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N'))
+);
+
+CREATE UNIQUE INDEX ux_br_name_active
+    ON CFG_BUSINESS_RULES (TASK_ID, BUSINESS_RULE_NAME) WHERE ACTIVE_FLAG = 'Y';
+CREATE INDEX ix_br_pipeline ON CFG_BUSINESS_RULES (PIPELINE_ID);
+
+-- Bearer credentials of the HTTP API: only the SHA-256 of each token is kept.
+CREATE TABLE CFG_API_TOKENS (
+    TOKEN_ID     INTEGER PRIMARY KEY AUTOINCREMENT,
+    NAME         VARCHAR(128) NOT NULL,
+    TOKEN_SHA256 VARCHAR(64) NOT NULL UNIQUE,
+    ROLE         VARCHAR(16) NOT NULL CHECK (ROLE IN ('viewer', 'operator', 'admin')),
+    PROJECT_ID   BIGINT,
+    CREATED_BY   VARCHAR(128) NOT NULL,
+    CREATED_AT   TIMESTAMP NOT NULL,
+    EXPIRES_AT   TIMESTAMP,
+    REVOKED_AT   TIMESTAMP
+);
+
+-- ---------------------------------------------------------------------------
+-- AUD_: what ran, written by the engine.
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE AUD_PIPELINES_RUN_LOG (
+    PIPELINE_RUN_ID  INTEGER PRIMARY KEY AUTOINCREMENT,
+    PIPELINE_ID      BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    START_DATE       TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    END_DATE         TIMESTAMP,
+    STATUS           VARCHAR NOT NULL,
+    SLA_STATUS       VARCHAR(8),
+    RUN_DATE         DATE,
+    BACKFILL         VARCHAR(1) NOT NULL DEFAULT 'N',
+    RUN_KEY          VARCHAR NOT NULL DEFAULT ('manual:' || lower(hex(randomblob(16)))),
+    TRIGGER_KIND     VARCHAR NOT NULL DEFAULT 'MANUAL',
+    OWNER_ID         VARCHAR,
+    LEASE_EXPIRES_AT TIMESTAMP,
+    OUTPUT_REVISION  INT NOT NULL DEFAULT 1,
+    CONFIG_SHA256    VARCHAR(64),
+    STARTED_BY       VARCHAR DEFAULT (etl_craft_actor()),
+    STARTED_BY_KIND  VARCHAR DEFAULT (etl_craft_actor_kind())
+                     CONSTRAINT ck_aud_pipelines_run_log_started_by_kind
+                     CHECK (STARTED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
+    ENDED_BY         VARCHAR,
+    ENDED_BY_KIND    VARCHAR
+                     CONSTRAINT ck_aud_pipelines_run_log_ended_by_kind
+                     CHECK (ENDED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
+    REPAIR_PENDING   VARCHAR NOT NULL DEFAULT 'N'
+                     CONSTRAINT ck_run_repair_pending CHECK (REPAIR_PENDING IN ('Y', 'N')),
+    CONSTRAINT ck_pipeline_run_trigger_kind
+        CHECK (TRIGGER_KIND IN ('SCHEDULE', 'MANUAL', 'BACKFILL', 'ORCHESTRATOR', 'STAND_IN')),
+    CONSTRAINT ck_pipeline_run_backfill CHECK (BACKFILL IN ('Y', 'N')),
+    CONSTRAINT ck_pipeline_run_status
+        CHECK (STATUS IN ('QUEUED', 'IN-PROGRESS', 'SUCCESS', 'FAILED', 'SKIPPED', 'CANCELLED')),
+    CONSTRAINT ck_pipeline_run_sla_status CHECK (SLA_STATUS IN ('MET', 'BREACHED'))
+);
+
+-- At most one running run per pipeline: tasks find "their" run through it.
+CREATE UNIQUE INDEX ux_pipeline_run_one_active
+    ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID) WHERE STATUS = 'IN-PROGRESS';
+CREATE INDEX ix_pipeline_run_pipeline ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID);
+CREATE UNIQUE INDEX ux_pipeline_run_key ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, RUN_KEY);
+CREATE INDEX ix_pipeline_schedule_key
+    ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, RUN_KEY) WHERE TRIGGER_KIND = 'SCHEDULE';
+
+-- The defaults attribute a run to the actor; this fills what an insert left
+-- NULL explicitly, and the ending actor of a run inserted already ended.
+-- Later endings write ENDED_BY and ENDED_BY_KIND themselves.
+CREATE TRIGGER trg_attribute_run_insert
+AFTER INSERT ON AUD_PIPELINES_RUN_LOG
+WHEN NEW.STARTED_BY IS NULL OR NEW.STARTED_BY_KIND IS NULL
+  OR (NEW.END_DATE IS NOT NULL AND (NEW.ENDED_BY IS NULL OR NEW.ENDED_BY_KIND IS NULL))
+BEGIN
+    UPDATE AUD_PIPELINES_RUN_LOG
+       SET STARTED_BY = COALESCE(NEW.STARTED_BY, etl_craft_actor()),
+           STARTED_BY_KIND = COALESCE(NEW.STARTED_BY_KIND, etl_craft_actor_kind()),
+           ENDED_BY = CASE WHEN NEW.END_DATE IS NULL THEN NEW.ENDED_BY
+                           ELSE COALESCE(NEW.ENDED_BY, etl_craft_actor()) END,
+           ENDED_BY_KIND = CASE WHEN NEW.END_DATE IS NULL THEN NEW.ENDED_BY_KIND
+                                ELSE COALESCE(NEW.ENDED_BY_KIND, etl_craft_actor_kind()) END
+     WHERE PIPELINE_RUN_ID = NEW.PIPELINE_RUN_ID;
+END;
+
+CREATE TABLE AUD_TASK_RUN_LOG (
+    TASK_RUN_ID     INTEGER PRIMARY KEY AUTOINCREMENT,
+    TASK_ID         BIGINT NOT NULL REFERENCES CFG_TASKS (TASK_ID),
+    PIPELINE_RUN_ID BIGINT NOT NULL REFERENCES AUD_PIPELINES_RUN_LOG (PIPELINE_RUN_ID),
+    START_DATE      TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    END_DATE        TIMESTAMP,
+    STATUS          VARCHAR NOT NULL,
+    SOURCE_COUNT    BIGINT,
+    TARGET_COUNT    BIGINT,
+    INSERT_COUNT    BIGINT,
+    UPDATE_COUNT    BIGINT,
+    DELETE_COUNT    BIGINT,
+    ERROR_MESSAGE   VARCHAR,
+    TASK_LOG        VARCHAR,
+    ATTEMPT_COUNT   INT NOT NULL DEFAULT 1,
+    ROWS_WRITTEN    BIGINT,
+    CONSTRAINT ck_task_run_status
+        CHECK (STATUS IN ('IN-PROGRESS', 'SUCCESS', 'FAILED', 'SKIPPED', 'CANCELLED'))
+);
+
+CREATE UNIQUE INDEX ux_task_run_one_per_pipeline_run ON AUD_TASK_RUN_LOG (TASK_ID, PIPELINE_RUN_ID);
+CREATE INDEX ix_task_run_pipeline_run ON AUD_TASK_RUN_LOG (PIPELINE_RUN_ID);
+
+-- Append-only: every operator change to a run.
+CREATE TABLE AUD_RUN_INTERVENTIONS (
+    INTERVENTION_ID   INTEGER PRIMARY KEY AUTOINCREMENT,
+    PIPELINE_ID       BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    PIPELINE_RUN_ID   BIGINT NOT NULL REFERENCES AUD_PIPELINES_RUN_LOG (PIPELINE_RUN_ID),
+    TASK_ID           BIGINT REFERENCES CFG_TASKS (TASK_ID),
+    ACTION            VARCHAR(24) NOT NULL,
+    FROM_STATUS       VARCHAR(16),
+    TO_STATUS         VARCHAR(16),
+    TARGET_COUNT      BIGINT,
+    PREVIOUS_MESSAGE  VARCHAR,
+    REASON            VARCHAR NOT NULL,
+    REQUESTED_BY      VARCHAR NOT NULL,
+    REQUESTED_AT      TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    REQUESTED_BY_KIND VARCHAR DEFAULT (etl_craft_actor_kind())
+                      CONSTRAINT ck_aud_run_interventions_requested_by_kind
+                      CHECK (REQUESTED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
+    CONSTRAINT ck_intervention_action CHECK (ACTION IN (
+        'MARK', 'NEW_RUN', 'CANCEL', 'REOPEN', 'RESET', 'GATE_BYPASS', 'IGNORE_DEPENDENCIES', 'RERUN'))
+);
+
+CREATE INDEX ix_run_interventions_run ON AUD_RUN_INTERVENTIONS (PIPELINE_RUN_ID);
+
+CREATE TABLE AUD_PIPELINE_PAUSES (
+    PIPELINE_PAUSE_ID INTEGER PRIMARY KEY AUTOINCREMENT,
+    PIPELINE_ID       BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    PAUSED_AT         TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    PAUSED_BY         VARCHAR NOT NULL,
+    REASON            VARCHAR NOT NULL,
+    RESUMED_AT        TIMESTAMP,
+    RESUMED_BY        VARCHAR,
+    RESUME_REASON     VARCHAR,
+    PAUSED_BY_KIND    VARCHAR DEFAULT (etl_craft_actor_kind())
+                      CONSTRAINT ck_aud_pipeline_pauses_paused_by_kind
+                      CHECK (PAUSED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
+    RESUMED_BY_KIND   VARCHAR
+                      CONSTRAINT ck_aud_pipeline_pauses_resumed_by_kind
+                      CHECK (RESUMED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM'))
+);
+
+CREATE UNIQUE INDEX ux_pipeline_pauses_open ON AUD_PIPELINE_PAUSES (PIPELINE_ID) WHERE RESUMED_AT IS NULL;
+
+CREATE TABLE AUD_BUSINESS_RULES_RUN_LOG (
+    BUSINESS_RULE_RUN_ID INTEGER PRIMARY KEY AUTOINCREMENT,
+    BUSINESS_RULE_ID     BIGINT NOT NULL REFERENCES CFG_BUSINESS_RULES (BUSINESS_RULE_ID),
+    TASK_RUN_ID          BIGINT NOT NULL REFERENCES AUD_TASK_RUN_LOG (TASK_RUN_ID),
+    START_DATE           TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    END_DATE             TIMESTAMP,
+    STATUS               VARCHAR NOT NULL,
+    CONSTRAINT ck_br_run_status CHECK (STATUS IN ('IN-PROGRESS', 'SUCCESS', 'FAILED', 'SKIPPED'))
+);
+
+CREATE UNIQUE INDEX ux_br_run_one_per_task_run ON AUD_BUSINESS_RULES_RUN_LOG (BUSINESS_RULE_ID, TASK_RUN_ID);
+
+CREATE TABLE AUD_BUSINESS_RULES_RESULTS (
+    BUSINESS_RULE_RESULT_ID INTEGER PRIMARY KEY AUTOINCREMENT,
+    BUSINESS_RULE_RUN_ID    BIGINT NOT NULL REFERENCES AUD_BUSINESS_RULES_RUN_LOG (BUSINESS_RULE_RUN_ID),
+    BUSINESS_RULE_ID        BIGINT NOT NULL REFERENCES CFG_BUSINESS_RULES (BUSINESS_RULE_ID),
+    BUSINESS_RULE_KEY       VARCHAR NOT NULL,
+    TARGET_TABLE            VARCHAR NOT NULL,
+    STATUS                  VARCHAR NOT NULL,
+    ACTIVE_FLAG             VARCHAR NOT NULL DEFAULT 'Y',
+    START_DATE              TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    END_DATE                TIMESTAMP,
+    CONSTRAINT ck_brresults_status CHECK (STATUS IN ('INCOMPLETE', 'REJECT', 'REPORT')),
+    CONSTRAINT ck_brresults_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N'))
+);
+
+CREATE INDEX ix_brresults_run ON AUD_BUSINESS_RULES_RESULTS (BUSINESS_RULE_RUN_ID);
+CREATE INDEX ix_brresults_rule ON AUD_BUSINESS_RULES_RESULTS (BUSINESS_RULE_ID);
+
+CREATE TABLE AUD_TASK_OFFSET_TRACKER (
+    TASK_ID                BIGINT NOT NULL PRIMARY KEY REFERENCES CFG_TASKS (TASK_ID),
+    OFFSET_TYPE            VARCHAR NOT NULL,
+    OFFSET_VALUE           VARCHAR,
+    LAST_UPDATED_TIMESTAMP TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSTRAINT ck_offset_type CHECK (OFFSET_TYPE IN ('NUMBER', 'TEXT', 'TIMESTAMP'))
+);
+
+CREATE TABLE AUD_COLUMN_LINEAGE (
+    COLUMN_LINEAGE_ID INTEGER PRIMARY KEY AUTOINCREMENT,
+    TASK_ID           BIGINT NOT NULL REFERENCES CFG_TASKS (TASK_ID),
+    SOURCE_SQL_HASH   VARCHAR NOT NULL,
+    TARGET_OBJECT     VARCHAR NOT NULL,
+    TARGET_COLUMN     VARCHAR NOT NULL,
+    SOURCE_OBJECT     VARCHAR,
+    SOURCE_COLUMN     VARCHAR,
+    TRANSFORMATION    VARCHAR,
+    COMPUTED_AT       TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00')
+);
+
+CREATE INDEX ix_column_lineage_task ON AUD_COLUMN_LINEAGE (TASK_ID, SOURCE_SQL_HASH);
+CREATE INDEX ix_column_lineage_target ON AUD_COLUMN_LINEAGE (TARGET_OBJECT, TARGET_COLUMN);
+CREATE INDEX ix_column_lineage_source ON AUD_COLUMN_LINEAGE (SOURCE_OBJECT, SOURCE_COLUMN);
+
+CREATE TABLE AUD_DOCS_PUBLICATION (
+    DOCS_PUBLICATION_ID INTEGER PRIMARY KEY AUTOINCREMENT,
+    PUBLISHED_URL       VARCHAR NOT NULL,
+    FIRST_PUBLISHED     TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    LAST_PUBLISHED      TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00')
+);
+
+CREATE TABLE AUD_TASK_DOCUMENTATION (
+    TASK_DOCUMENTATION_ID INTEGER PRIMARY KEY AUTOINCREMENT,
+    TASK_ID               BIGINT NOT NULL REFERENCES CFG_TASKS (TASK_ID),
+    VERSION               INT NOT NULL,
+    DOCUMENTATION_HASH    VARCHAR NOT NULL,
+    DOCUMENTATION         VARCHAR NOT NULL,
+    RECORDED_AT           TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSTRAINT ux_task_documentation_version UNIQUE (TASK_ID, VERSION)
+);
+
+CREATE INDEX ix_task_documentation_task ON AUD_TASK_DOCUMENTATION (TASK_ID, VERSION DESC);
+
+-- Append-only: every upstream run a dependency consumed; the latest row per
+-- dependency is what it consumed last.
+CREATE TABLE AUD_DEPENDENCY_CONSUMPTION (
+    CONSUMPTION_ID           INTEGER PRIMARY KEY AUTOINCREMENT,
+    PIPELINE_DEPENDENCY_ID   BIGINT REFERENCES CFG_PIPELINE_DEPENDENCY (PIPELINE_DEPENDENCY_ID),
+    TASK_DEPENDENCY_ID       BIGINT REFERENCES CFG_TASK_DEPENDENCY (TASK_DEPENDENCY_ID),
+    PIPELINE_ID              BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    PIPELINE_RUN_ID          BIGINT REFERENCES AUD_PIPELINES_RUN_LOG (PIPELINE_RUN_ID),
+    TASK_ID                  BIGINT REFERENCES CFG_TASKS (TASK_ID),
+    DEPENDS_ON_PIPELINE_ID   BIGINT NOT NULL REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    CONSUMED_PIPELINE_RUN_ID BIGINT NOT NULL REFERENCES AUD_PIPELINES_RUN_LOG (PIPELINE_RUN_ID),
+    CONSUMED_TASK_RUN_ID     BIGINT REFERENCES AUD_TASK_RUN_LOG (TASK_RUN_ID),
+    CONSUMED_AT              TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSUMED_REVISION        INT NOT NULL DEFAULT 1,
+    CONSTRAINT ck_consumption_one_dependency
+        CHECK ((PIPELINE_DEPENDENCY_ID IS NULL) <> (TASK_DEPENDENCY_ID IS NULL))
+);
+
+CREATE INDEX ix_consumption_pipeline_dependency
+    ON AUD_DEPENDENCY_CONSUMPTION (PIPELINE_DEPENDENCY_ID, CONSUMPTION_ID);
+CREATE INDEX ix_consumption_task_dependency
+    ON AUD_DEPENDENCY_CONSUMPTION (TASK_DEPENDENCY_ID, CONSUMPTION_ID);
+CREATE INDEX ix_consumption_run ON AUD_DEPENDENCY_CONSUMPTION (PIPELINE_RUN_ID);
+
+-- The migration ledger. It has no write guard.
+CREATE TABLE SCHEMA_MIGRATIONS (
+    SOURCE     VARCHAR NOT NULL,
+    VERSION    VARCHAR NOT NULL,
+    CHECKSUM   VARCHAR(64) NOT NULL,
+    APPLIED_AT TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSTRAINT pk_schema_migrations PRIMARY KEY (SOURCE, VERSION),
+    CONSTRAINT ck_schema_migrations_source CHECK (SOURCE IN ('ENGINE', 'PROJECT')),
+    CONSTRAINT ck_schema_migrations_checksum
+        CHECK (length(CHECKSUM) = 64 AND CHECKSUM NOT GLOB '*[^0-9a-f]*')
+);
+
+-- Attempt history: rows are immutable once the attempt is terminal.
+CREATE TABLE AUD_TASK_ATTEMPTS (
+    ATTEMPT_ID        INTEGER PRIMARY KEY AUTOINCREMENT,
+    TASK_RUN_ID       BIGINT NOT NULL REFERENCES AUD_TASK_RUN_LOG (TASK_RUN_ID),
+    ATTEMPT_NUMBER    INT NOT NULL,
+    STATUS            VARCHAR NOT NULL,
+    OWNER_ID          VARCHAR,
+    LEASE_EXPIRES_AT  TIMESTAMP,
+    HEARTBEAT_AT      TIMESTAMP,
+    QUEUED_AT         TIMESTAMP,
+    CLAIMED_AT        TIMESTAMP,
+    STARTED_AT        TIMESTAMP,
+    ENDED_AT          TIMESTAMP,
+    HOST              VARCHAR,
+    PID               INT,
+    PROCESS_START     VARCHAR,
+    EXIT_CODE         INT,
+    SOURCE_COUNT      BIGINT,
+    TARGET_COUNT      BIGINT,
+    INSERT_COUNT      BIGINT,
+    UPDATE_COUNT      BIGINT,
+    DELETE_COUNT      BIGINT,
+    ROWS_WRITTEN      BIGINT,
+    ERROR_MESSAGE     VARCHAR,
+    TASK_LOG          VARCHAR,
+    LOG_PATH          VARCHAR,
+    REQUESTED_BY      VARCHAR DEFAULT (etl_craft_actor()),
+    REQUESTED_BY_KIND VARCHAR DEFAULT (etl_craft_actor_kind())
+                      CONSTRAINT ck_aud_task_attempts_requested_by_kind
+                      CHECK (REQUESTED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
+    NOT_BEFORE        TIMESTAMP,
+    RETRYABLE         BOOLEAN NOT NULL DEFAULT TRUE CHECK (RETRYABLE IN (TRUE, FALSE)),
+    CONSTRAINT ck_attempt_status CHECK (STATUS IN (
+        'QUEUED', 'CLAIMED', 'RUNNING', 'SUCCESS', 'FAILED', 'TIMED_OUT', 'CANCELLED', 'LOST'))
+);
+
+CREATE UNIQUE INDEX ux_attempt_number ON AUD_TASK_ATTEMPTS (TASK_RUN_ID, ATTEMPT_NUMBER);
+CREATE UNIQUE INDEX ux_attempt_one_active
+    ON AUD_TASK_ATTEMPTS (TASK_RUN_ID) WHERE STATUS IN ('QUEUED', 'CLAIMED', 'RUNNING');
+CREATE INDEX ix_attempt_status_lease ON AUD_TASK_ATTEMPTS (STATUS, LEASE_EXPIRES_AT);
+
+-- Append-only: the dependency judgement made when a run or attempt was admitted.
+CREATE TABLE AUD_GATE_DECISIONS (
+    DECISION_ID              INTEGER PRIMARY KEY AUTOINCREMENT,
+    PIPELINE_RUN_ID          BIGINT NOT NULL REFERENCES AUD_PIPELINES_RUN_LOG (PIPELINE_RUN_ID),
+    ATTEMPT_ID               BIGINT REFERENCES AUD_TASK_ATTEMPTS (ATTEMPT_ID),
+    PIPELINE_DEPENDENCY_ID   BIGINT REFERENCES CFG_PIPELINE_DEPENDENCY (PIPELINE_DEPENDENCY_ID),
+    TASK_DEPENDENCY_ID       BIGINT REFERENCES CFG_TASK_DEPENDENCY (TASK_DEPENDENCY_ID),
+    SELECTED_PIPELINE_RUN_ID BIGINT REFERENCES AUD_PIPELINES_RUN_LOG (PIPELINE_RUN_ID),
+    SELECTED_TASK_RUN_ID     BIGINT REFERENCES AUD_TASK_RUN_LOG (TASK_RUN_ID),
+    SELECTED_REVISION        INT,
+    RESULT                   VARCHAR NOT NULL,
+    REASON                   VARCHAR NOT NULL,
+    DECIDED_AT               TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    CONSTRAINT ck_gate_result CHECK (RESULT IN ('SATISFIED', 'UNSATISFIED', 'BYPASSED')),
+    CONSTRAINT ck_gate_one_dependency CHECK (
+        (PIPELINE_DEPENDENCY_ID IS NOT NULL AND TASK_DEPENDENCY_ID IS NULL)
+        OR (PIPELINE_DEPENDENCY_ID IS NULL AND TASK_DEPENDENCY_ID IS NOT NULL))
+);
+
+-- Append-only: one row per state-changing command request.
+CREATE TABLE AUD_ACTIONS (
+    ACTION_ID       INTEGER PRIMARY KEY AUTOINCREMENT,
+    STARTED_AT      TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    ENDED_AT        TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    ACTOR           VARCHAR NOT NULL,
+    ACTOR_KIND      VARCHAR NOT NULL,
+    HOST            VARCHAR NOT NULL,
+    COMMAND         VARCHAR NOT NULL,
+    ARGUMENTS       TEXT NOT NULL,
+    PIPELINE_ID     BIGINT REFERENCES CFG_PIPELINES (PIPELINE_ID),
+    PIPELINE_RUN_ID BIGINT REFERENCES AUD_PIPELINES_RUN_LOG (PIPELINE_RUN_ID),
+    TASK_ID         BIGINT REFERENCES CFG_TASKS (TASK_ID),
+    OUTCOME         VARCHAR NOT NULL,
+    EXIT_CODE       INT,
+    CONSTRAINT ck_actions_actor_kind
+        CHECK (ACTOR_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM'))
+);
+
+CREATE INDEX ix_actions_pipeline ON AUD_ACTIONS (PIPELINE_ID, STARTED_AT);
+
+-- Append-only: the before and after image of every CFG_ row change, written
+-- by the change-capture triggers.
+CREATE TABLE AUD_METADATA_CHANGES (
+    CHANGE_ID   INTEGER PRIMARY KEY AUTOINCREMENT,
+    CHANGED_AT  TIMESTAMP NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now') || '000+00:00'),
+    ACTOR       VARCHAR NOT NULL,
+    ACTOR_KIND  VARCHAR NOT NULL,
+    TABLE_NAME  VARCHAR NOT NULL,
+    ROW_KEY     VARCHAR NOT NULL,
+    OPERATION   VARCHAR NOT NULL,
+    BEFORE_JSON TEXT,
+    AFTER_JSON  TEXT,
+    MIGRATION   VARCHAR,
+    CONSTRAINT ck_metadata_actor_kind
+        CHECK (ACTOR_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
+    CONSTRAINT ck_metadata_operation CHECK (OPERATION IN ('INSERT', 'UPDATE', 'DELETE'))
+);
+
+CREATE INDEX ix_metadata_changes_table ON AUD_METADATA_CHANGES (TABLE_NAME, CHANGED_AT);
+
+CREATE TABLE AUD_TARGET_HASH_VERSION (
+    TARGET_OBJECT VARCHAR NOT NULL PRIMARY KEY,
+    HASH_VERSION  INTEGER NOT NULL,
+    RECOMPUTED_AT TIMESTAMP NOT NULL,
+    CONSTRAINT ck_target_hash_version CHECK (HASH_VERSION IN (1, 2))
+);
+
+CREATE TABLE AUD_TARGET_VIEW_STATEMENT (
+    TARGET_OBJECT    VARCHAR NOT NULL PRIMARY KEY,
+    STATEMENT_SHA256 VARCHAR(64) NOT NULL,
+    RECORDED_AT      TIMESTAMP NOT NULL
+);
+
+-- History of server (overseer) processes. Leadership is a lock, not a row:
+-- an unclosed row does not stop a successor.
+CREATE TABLE AUD_OVERSEERS (
+    OVERSEER_ID     INTEGER PRIMARY KEY AUTOINCREMENT,
+    HOST            VARCHAR NOT NULL,
+    PID             INTEGER NOT NULL CHECK (PID > 0),
+    VERSION         VARCHAR NOT NULL,
+    STARTED_AT      TIMESTAMP NOT NULL,
+    HEARTBEAT_AT    TIMESTAMP NOT NULL,
+    STOPPED_AT      TIMESTAMP,
+    STARTED_BY      VARCHAR NOT NULL,
+    STARTED_BY_KIND VARCHAR NOT NULL,
+    STOPPED_BY      VARCHAR,
+    STOPPED_BY_KIND VARCHAR
+);
+
+CREATE INDEX ix_overseer_unclosed ON AUD_OVERSEERS (OVERSEER_ID) WHERE STOPPED_AT IS NULL;
+
+-- The polling budget of each gate, kept across restarts. TASK_ID NULL is the
+-- pipeline admission gate.
+CREATE TABLE AUD_GATE_WAITS (
+    PIPELINE_RUN_ID BIGINT NOT NULL REFERENCES AUD_PIPELINES_RUN_LOG (PIPELINE_RUN_ID),
+    TASK_ID         BIGINT REFERENCES CFG_TASKS (TASK_ID)
+                    CONSTRAINT ck_gate_wait_task CHECK (TASK_ID IS NULL OR TASK_ID > 0),
+    FIRST_CHECK_AT  TIMESTAMP NOT NULL,
+    NEXT_CHECK_AT   TIMESTAMP,
+    LOOKS           INT NOT NULL CONSTRAINT ck_gate_wait_looks CHECK (LOOKS >= 0 AND LOOKS <= 30),
+    WAIT_UNTIL      TIMESTAMP NOT NULL
+);
+
+CREATE UNIQUE INDEX ux_gate_wait ON AUD_GATE_WAITS (PIPELINE_RUN_ID, COALESCE(TASK_ID, 0));
