@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/etl-craft/etl-craft/internal/suggest"
 	"math"
 	"regexp"
 	"slices"
@@ -78,7 +79,7 @@ func (l *loader) hint(v value) string {
 		return ""
 	}
 	return fmt.Sprintf(" (no variable named %s is set in %s, so the text was used as written%s)",
-		v.written, l.src.describe, didYouMean(v.written, l.src.names()))
+		v.written, l.src.describe, suggest.DidYouMean(v.written, l.src.names()))
 }
 
 // bad returns an error about the value v: its line and path, the message,
@@ -302,7 +303,7 @@ func (f *fields) secret(key string) (string, error) {
 			names = "'" + specific + "' or '" + name + "'"
 		}
 		return "", f.l.fail(e.value.Line, e.path, "names the secret variable %s, which is not set in %s%s",
-			names, f.l.src.describe, didYouMean(written, f.l.src.names()))
+			names, f.l.src.describe, suggest.DidYouMean(written, f.l.src.names()))
 	}
 	if strings.TrimSpace(val) == "" {
 		return "", f.l.fail(e.value.Line, e.path, "the secret variable %s in %s is empty", name, f.l.src.describe)
@@ -336,7 +337,7 @@ func (f *fields) unknown(allowed []string) error {
 			line = e.line
 		}
 		named := "'" + e.key + "'"
-		if near := nearest(e.key, allowed); len(near) > 0 {
+		if near := suggest.Nearest(e.key, allowed); len(near) > 0 {
 			named += " (did you mean " + strings.Join(near, " or ") + "?)"
 		}
 		bad = append(bad, named)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/etl-craft/etl-craft/internal/suggest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,7 +139,7 @@ func (l *loader) checkLayout(top *mapping) error {
 	for _, e := range top.entries {
 		if !slices.Contains(sectionOrder, e.key) {
 			return l.fail(e.line, e.key, "unknown section%s; the sections are %s",
-				didYouMean(e.key, sectionOrder), strings.Join(sectionOrder, ", "))
+				suggest.DidYouMean(e.key, sectionOrder), strings.Join(sectionOrder, ", "))
 		}
 		present = append(present, e.key)
 	}
@@ -287,7 +288,7 @@ func (l *loader) selectProfile(top *mapping, name string, nested ...string) (*se
 	i := slices.Index(names, s.profile)
 	if i < 0 {
 		return nil, l.fail(selection.line(), selection.path, "%s has no profile '%s' (it has %s)%s%s",
-			name, s.profile, strings.Join(names, ", "), didYouMean(s.profile, names), l.hint(selection))
+			name, s.profile, strings.Join(names, ", "), suggest.DidYouMean(s.profile, names), l.hint(selection))
 	}
 	block := mappingOf(blocks[i].value, join(name, s.profile))
 	merged := &mapping{path: block.path, line: blocks[i].line}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/etl-craft/etl-craft/internal/suggest"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -98,8 +99,8 @@ func TestNearest(t *testing.T) {
 		{"ENGINE_SECRT", []string{"ENGINE_SECRET", "ENGINE_SECRETS", "PATH"}, []string{"ENGINE_SECRET", "ENGINE_SECRETS"}},
 	}
 	for _, c := range cases {
-		if got := nearest(c.name, c.candidates); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("nearest(%q) = %q; want %q", c.name, got, c.want)
+		if got := suggest.Nearest(c.name, c.candidates); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("suggest.Nearest(%q) = %q; want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -1,14 +1,16 @@
-package config
+// Package suggest finds the names closest to a mistyped one, for "did you mean"
+// hints in error messages. It only ever returns names, never values.
+package suggest
 
 import (
 	"sort"
 	"strings"
 )
 
-// nearest returns up to three candidates close to name, closest first: an
+// Nearest returns up to three candidates close to name, closest first: an
 // exact match ignoring case, then names within a small edit distance. It is
 // used for "did you mean" hints, so it only ever returns names, never values.
-func nearest(name string, candidates []string) []string {
+func Nearest(name string, candidates []string) []string {
 	type scored struct {
 		name     string
 		distance int
@@ -43,10 +45,10 @@ func nearest(name string, candidates []string) []string {
 	return out
 }
 
-// didYouMean returns "; did you mean X?" (or "X or Y") for the nearest
+// DidYouMean returns "; did you mean X?" (or "X or Y") for the nearest
 // candidates, or "" when none is near.
-func didYouMean(name string, candidates []string) string {
-	near := nearest(name, candidates)
+func DidYouMean(name string, candidates []string) string {
+	near := Nearest(name, candidates)
 	if len(near) == 0 {
 		return ""
 	}

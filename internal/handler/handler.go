@@ -1,0 +1,124 @@
+// Package handler defines what a task handler is: the code that performs one
+// attempt of a task (the SQL actions, later business rules, scripts and
+// email alerts), what it is given, what it reports, and which of its errors
+// may be retried.
+package handler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// Task is one attempt of a task, as its handler sees it.
+type Task struct {
+	PipelineID    int64
+	PipelineRunID int64
+	TaskRunID     int64
+	AttemptID     int64
+	AttemptNumber int
+	PipelineCode  string
+	TaskCode      string
+	// RefreshType is the pipeline's FULL or INCREMENTAL.
+	RefreshType string
+	// RunDate is the run's logical date (midnight UTC of that date).
+	RunDate  time.Time
+	Backfill bool
+	// Force is set when the operator forced the task to run again.
+	Force bool
+	// Params are the task's active CFG_TASK_PARAMETERS by name.
+	Params map[string]string
+	// ProjectDir is the folder of craft-connector.yml (sql_files/ is in it).
+	ProjectDir string
+	// Log is the attempt's logger; what it writes goes to the attempt's log.
+	Log *slog.Logger
+	// Warehouse opens the warehouse for the attempt's writes. release must be
+	// called when the attempt no longer writes: on a single-writer warehouse
+	// (a DuckDB file) the warehouse is held by one writer at a time.
+	Warehouse func(ctx context.Context) (w warehouse.Warehouse, release func(), err error)
+	// Engine is the Engine DB state the handler may read and write besides
+	// the attempt itself.
+	Engine EngineState
+}
+
+// EngineState is the Engine DB state a handler may read and write besides
+// the attempt itself: the change-hash version of merge targets and
+// the created-tables record DROP_TABLE consults.
+type EngineState interface {
+	// HashVersion returns the recorded change-hash version of a target, 0
+	// when none is recorded.
+	HashVersion(ctx context.Context, target string) (int, error)
+	// SetHashVersion records a target's change-hash version; version 0
+	// clears the record (the target was dropped or replaced).
+	SetHashVersion(ctx context.Context, target string, version int) error
+	// CreatedInRun reports whether a SUCCESS CREATE_TABLE task of this
+	// pipeline created the target in this run.
+	CreatedInRun(ctx context.Context, target string) (bool, error)
+}
+
+// Count is a row count a handler reports; nil fields stay NULL.
+type Count = *int64
+
+// Result is what an attempt did.
+type Result struct {
+	SourceCount Count
+	TargetCount Count
+	InsertCount Count
+	UpdateCount Count
+	DeleteCount Count
+	// RowsWritten is inserts + updates + deletes; HAS_DATA dependencies read it.
+	RowsWritten Count
+	// Reported are extra NAME = value lines listed first in TASK_LOG.
+	Reported []Reported
+}
+
+// Reported is one value a handler reports for the task log.
+type Reported struct {
+	Name  string
+	Value string
+}
+
+// Handler performs attempts of the tasks of one HANDLER kind.
+type Handler interface {
+	// Run performs one attempt. The context ends when the attempt is
+	// cancelled, times out or loses its lease; the handler must stop then.
+	Run(ctx context.Context, t *Task) (Result, error)
+	// Check reviews a task's parameters without connecting anywhere, for
+	// `validate`: problems that stop the task (failures) and doubtful ones
+	// (warnings).
+	Check(t *Task) (failures, warnings []string)
+}
+
+// Registry maps a HANDLER value (SQL, PYTHON, BUSINESS_RULES, EMAIL_ALERT) to
+// its handler.
+type Registry map[string]Handler
+
+// For returns the handler of a HANDLER value; a missing one is a handler
+// error (exit 15), recorded as the task's failure.
+func (r Registry) For(name string) (Handler, error) {
+	if h, ok := r[name]; ok {
+		return h, nil
+	}
+	return nil, exit.Errorf(exit.Handler, "no handler for %s tasks is available in this version of etl-craft", name)
+}
+
+// Retryable reports whether an attempt that failed with err may be retried:
+// configuration, metadata, usage and SQL guard errors never change by
+// retrying; a cancelled context is the operator's decision.
+func Retryable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	switch exit.CodeOf(err) {
+	case exit.Configuration, exit.Metadata, exit.Usage, exit.SQLGuard:
+		return false
+	}
+	return true
+}
+
+// Int returns a count of n.
+func Int(n int64) Count { return &n }
