@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/etl-craft/etl-craft/internal/actor"
+	"github.com/etl-craft/etl-craft/internal/audit"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
@@ -25,6 +28,7 @@ type app struct {
 	logFormat      string
 	log            *slog.Logger
 	status         exit.Code
+	started        time.Time
 }
 
 // commands returns every subcommand, in the order `--help` lists them.
@@ -100,4 +104,20 @@ func (a *app) openEngine(ctx context.Context, cfg *config.Config) (*engine.DB, e
 	}
 	a.logger().Debug("connected to the Engine DB", "kind", db.Kind().Label(), "schema", db.Schema())
 	return db, nil
+}
+
+// record writes the command's immutable AUD_ACTIONS request. A failure to
+// record is logged, not fatal: the command's own work still decides.
+func (a *app) record(ctx context.Context, db *engine.DB, cmd *cobra.Command, pipelineCode, taskCode string) {
+	args := map[string]any{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { args[f.Name] = f.Value.String() })
+	req := audit.Request{Command: cmd.Name(), Arguments: args, PipelineCode: pipelineCode, TaskCode: taskCode, StartedAt: a.started}
+	if orch := actor.OrchestratorContext(); len(orch) > 0 {
+		for k, v := range orch {
+			args[k] = v
+		}
+	}
+	if err := audit.Record(ctx, db, req); err != nil {
+		a.logger().Warn("could not record the command in AUD_ACTIONS", "command", cmd.Name(), "error", err)
+	}
 }

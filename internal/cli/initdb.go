@@ -29,6 +29,8 @@ func (a *app) initDBCommand() *cobra.Command {
 				return err
 			}
 			defer db.Close()
+			// The request is recorded once AUD_ACTIONS exists: after the work.
+			defer a.record(ctx, db, cmd, "", "")
 			r := &migrate.Runner{DB: db}
 			res, err := r.InitDB(ctx, force)
 			if err != nil {

@@ -29,6 +29,8 @@ func (a *app) migrateCommand() *cobra.Command {
 				return err
 			}
 			defer db.Close()
+			// An older Engine DB may get AUD_ACTIONS from this very run: record after the work.
+			defer a.record(ctx, db, cmd, "", "")
 			projectDir, _ := cfg.MigrationsDir(dir)
 			r := &migrate.Runner{DB: db, ProjectDir: projectDir,
 				OnApplied: func(f migrate.File) { a.printf("applied %s\n", f.Name) }}

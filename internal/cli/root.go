@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +27,7 @@ var Version = "0.1.0"
 // Main runs the command line with the arguments (without the program name)
 // and returns the process exit status.
 func Main(args []string, stdout, stderr io.Writer) (status int) {
-	a := &app{stdout: stdout, stderr: stderr}
+	a := &app{stdout: stdout, stderr: stderr, started: time.Now()}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)

@@ -176,7 +176,7 @@ func (ct captureTable) sameRow() string {
 }
 
 // image is a JSON object of every column, keyed by its lower-case name, with
-// values read from prefix: "OLD.", "NEW." or "" for the table's row.
+// the values of prefix "OLD.", or of the table's row as it now stands ("").
 func (ct captureTable) image(prefix string) string {
 	args := make([]string, 0, 2*len(ct.columns))
 	for _, c := range ct.columns {
