@@ -36,6 +36,7 @@ func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.initDBCommand(),
 		a.migrateCommand(),
+		a.doctorCommand(),
 		a.setupCommand(),
 		a.quickstartCommand(),
 	}

@@ -1,9 +1,83 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
 
-func (a *app) setupCommand() *cobra.Command { return &cobra.Command{Use: "setup", Hidden: true} }
+	"github.com/spf13/cobra"
 
-func (a *app) quickstartCommand() *cobra.Command {
-	return &cobra.Command{Use: "quickstart", Hidden: true}
+	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/doctor"
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/migrate"
+)
+
+func (a *app) setupCommand() *cobra.Command {
+	var printGrants bool
+	cmd := &cobra.Command{
+		Use:   "setup",
+		Short: "Check every connection, then create or upgrade the Engine DB",
+		Long: "setup runs doctor's checks (except the Engine DB's tables and migrations); when one\n" +
+			"fails it changes nothing. Otherwise it creates the Engine DB tables when there are none\n" +
+			"and applies every pending migration. It is idempotent and never prompts.\n" +
+			"--print-grants prints the suggested PostgreSQL roles and grants (or, on SQLite, the\n" +
+			"file-permission advice) and executes nothing.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if printGrants {
+				if cfg.Engine.Kind == config.EngineSQLite {
+					a.printf("%s", engine.SQLiteFileAdvice(cfg.Engine.SQLitePath))
+				} else {
+					a.printf("%s", engine.Grants(cfg.Engine.Schema))
+				}
+				return nil
+			}
+			ctx, err := a.acting(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.setup(ctx, cmd, cfg)
+		},
+	}
+	cmd.Flags().BoolVar(&printGrants, "print-grants", false, "print the suggested roles and grants; execute nothing")
+	return cmd
+}
+
+// setup checks the deployment and, when every check passes, creates or
+// migrates the Engine DB, printing what it did.
+func (a *app) setup(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	dir, _ := cfg.MigrationsDir("")
+	report := doctor.Run(ctx, doctor.Options{
+		Config: cfg, Setup: true, MigrationsDir: dir, Engine: engineOptions(cfg), Warehouse: warehouseOptions(cfg),
+	})
+	a.printReport(report)
+	if report.Failed() {
+		a.printf("setup: nothing changed; fix the failed check(s) and run setup again\n")
+		a.status = exit.Failure
+		return nil
+	}
+	db, err := a.openEngine(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	defer a.record(ctx, db, cmd, "", "")
+	res, err := (&migrate.Runner{DB: db, ProjectDir: dir}).Setup(ctx)
+	if res.Created {
+		a.printf("setup: created the Engine DB tables\n")
+	}
+	for _, f := range res.Applied {
+		a.printf("setup: applied %s\n", f.Name)
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Created && len(res.Applied) == 0 {
+		a.printf("setup: the Engine DB is already up to date\n")
+	}
+	return nil
 }

@@ -368,3 +368,7 @@ func tables(ctx context.Context, q Querier, d dialect) ([]string, error) {
 func (tx *Tx) RefreshTriggers(ctx context.Context) error {
 	return tx.d.refreshTriggers(ctx, tx)
 }
+
+// QuoteIdent quotes an identifier for either dialect ("name", with inner
+// quotes doubled).
+func QuoteIdent(name string) string { return quoteIdent(name) }

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etl-craft/etl-craft/internal/doctor"
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+// doctorReport is the JSON document of doctor: every check and the counts.
+type doctorReport struct {
+	Schema   string         `json:"schema"`
+	Checks   []doctor.Check `json:"checks"`
+	OK       int            `json:"ok"`
+	Warnings int            `json:"warnings"`
+	Failed   int            `json:"failed"`
+}
+
+func (a *app) doctorCommand() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the configuration, secrets, Engine DB, warehouse, email and cloning",
+		Long: "doctor runs every check of the deployment and reports all of them, one line each,\n" +
+			"then a summary. It exits 1 when any check failed. It changes nothing.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "text" && format != "json" {
+				return usagef("--format %q: use text or json", format)
+			}
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			dir, _ := cfg.MigrationsDir("")
+			report := doctor.Run(cmd.Context(), doctor.Options{
+				Config: cfg, MigrationsDir: dir, Engine: engineOptions(cfg), Warehouse: warehouseOptions(cfg),
+			})
+			if format == "json" {
+				ok, w, f := report.Counts()
+				b, _ := json.MarshalIndent(doctorReport{Schema: "etl-craft/doctor/1", Checks: report.Checks, OK: ok, Warnings: w, Failed: f}, "", "  ")
+				a.printf("%s\n", b)
+			} else {
+				a.printReport(report)
+			}
+			if report.Failed() {
+				a.status = exit.Failure
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	return cmd
+}
+
+// printReport prints the checks one a line, then the summary.
+func (a *app) printReport(r doctor.Report) {
+	for _, c := range r.Checks {
+		fmt.Fprintln(a.stdout, c.String())
+	}
+	fmt.Fprintln(a.stdout, r.Summary())
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// warehouseOptions maps the Warehouse and Cloning sections to the options
+// that open the warehouse; nil when there is no Warehouse section. The
+// secret is read from its variable at each connection.
+func warehouseOptions(cfg *config.Config) *warehouse.Options {
+	w := cfg.Warehouse
+	if w == nil {
+		return nil
+	}
+	o := &warehouse.Options{
+		Kind:        warehouse.Kind(w.Dialect),
+		TableFormat: warehouse.TableFormat(w.TableFormat),
+		Storage:     warehouse.Storage{ExternalVolume: cfg.Cloning.ExternalVolume, BaseLocation: cfg.Cloning.BaseLocation},
+		Path:        w.DuckDBPath,
+		Host:        w.Host,
+		Port:        w.Port,
+		Database:    w.Database,
+		Params:      w.Params,
+		User:        w.User,
+		Schema:      w.Schema,
+		Catalog:     w.Catalog,
+		AuthMode:    warehouse.AuthMode(w.AuthMode),
+		HTTPPath:    w.HTTPPath,
+		Account:     w.Account,
+		Warehouse:   w.SnowflakeWarehouse,
+		Role:        w.Role,
+	}
+	if w.SecretVar != "" {
+		v := w.SecretVar
+		o.Password = func() (string, error) { return cfg.Secret(v) }
+	}
+	return o
+}

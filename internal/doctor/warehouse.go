@@ -1,0 +1,200 @@
+package doctor
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/smtp"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/clone"
+	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/lock"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// warehouseVerified are the warehouse auth modes checked against a live
+// service.
+var warehouseVerified = map[warehouse.Kind][]string{
+	warehouse.Postgres:   {"password", "key_file"},
+	warehouse.DuckDB:     {"none", ""},
+	warehouse.Trino:      {"none", ""},
+	warehouse.Databricks: {"token"},
+	warehouse.Snowflake:  {"password", "token"},
+}
+
+// singleWriterWait bounds how long the probe of a single-writer warehouse
+// waits for the writer running now.
+const singleWriterWait = 30 * time.Second
+
+func (d *doctor) warehouse(ctx context.Context) {
+	w := d.cfg.Warehouse
+	if w == nil || d.opts.Warehouse == nil {
+		d.add(OK, "Warehouse", "no Warehouse section: only SQL and BUSINESS_RULES tasks need one")
+		return
+	}
+	o := *d.opts.Warehouse
+	if !d.secretCheck("Warehouse secret", w.SecretVar) {
+		return
+	}
+	if _, err := warehouse.NewDialect(o.Kind, o.TableFormat, warehouse.Storage{}); err != nil {
+		d.add(Fail, "Warehouse", "%v", err)
+		return
+	}
+	verified := false
+	for _, m := range warehouseVerified[o.Kind] {
+		verified = verified || m == w.AuthMode
+	}
+	if !verified {
+		d.add(Warn, "Warehouse auth", "auth_mode %s has not been verified against a live %s", w.AuthMode, w.Name)
+	}
+	if o.Kind == warehouse.DuckDB {
+		if o.Path == "" {
+			d.add(Fail, "Warehouse", "an in-memory DuckDB warehouse (jdbc:duckdb: without a file) keeps nothing between runs: name a file, such as jdbc:duckdb:warehouse.duckdb")
+			return
+		}
+		d.add(OK, "Warehouse writers", "a DuckDB file has one writer at a time: tasks and clones queue on the Engine DB's warehouse lock")
+		if _, err := os.Stat(o.Path); errors.Is(err, fs.ErrNotExist) {
+			if w.Schema == "main" {
+				d.add(OK, "Warehouse connection", "DuckDB, %s does not exist yet: the first run creates it, with its schema main", o.Path)
+			} else {
+				d.add(Fail, "Warehouse connection", "the Warehouse schema %s.%s does not exist (%s does not exist yet); create it first — etl-craft does not create warehouse schemas",
+					w.Catalog, w.Schema, o.Path)
+			}
+			return
+		}
+		if d.db != nil {
+			held, err := lock.Acquire(ctx, d.db, lock.Warehouse, singleWriterWait)
+			if err != nil {
+				d.add(Fail, "Warehouse connection", "%v", err)
+				return
+			}
+			defer held.Release()
+		}
+	}
+	d.probeWarehouse(ctx, o, w)
+}
+
+func (d *doctor) probeWarehouse(ctx context.Context, o warehouse.Options, w *config.Warehouse) {
+	wh, err := warehouse.Open(ctx, o)
+	if err != nil {
+		d.add(Fail, "Warehouse connection", "%v", err)
+		return
+	}
+	defer wh.Close()
+	if err := wh.Ping(ctx); err != nil {
+		d.add(Fail, "Warehouse connection", "%s does not answer: %v", w.Name, err)
+		return
+	}
+	ok, err := wh.SchemaExists(ctx, w.Schema)
+	switch {
+	case err != nil:
+		d.add(Fail, "Warehouse connection", "could not look for the schema %s: %v", w.Schema, err)
+	case !ok:
+		d.add(Fail, "Warehouse connection", "the Warehouse schema %s.%s does not exist; create it first — etl-craft does not create warehouse schemas",
+			wh.Catalog(), w.Schema)
+	default:
+		d.add(OK, "Warehouse connection", "%s, schema %s exists", w.Name, w.Schema)
+	}
+}
+
+func (d *doctor) email(ctx context.Context) {
+	m := d.cfg.Orchestration.Email
+	if m == nil {
+		d.add(OK, "Email", "no Email settings: only EMAIL_ALERT tasks and SLA emails need them")
+		return
+	}
+	if m.Transport == "sendmail" {
+		st, err := os.Stat(m.SendmailPath)
+		switch {
+		case err != nil:
+			d.add(Fail, "Email", "sendmail at %s does not exist", m.SendmailPath)
+		case st.Mode()&0o111 == 0:
+			d.add(Fail, "Email", "sendmail at %s is not executable", m.SendmailPath)
+		default:
+			d.add(OK, "Email", "sendmail at %s, from %s", m.SendmailPath, m.FromAddress)
+		}
+		return
+	}
+	d.secretCheck("Email secret", m.SecretVar)
+	if m.AuthMode == "oauth" {
+		d.add(Warn, "Email auth", "auth_mode oauth (XOAUTH2) has not been verified against a live relay")
+	}
+	if m.AuthMode != "" && m.AuthMode != "none" && m.TLSMode == "none" {
+		d.add(Fail, "Email TLS", "auth_mode %s sends credentials: use tls_mode starttls or ssl", m.AuthMode)
+	} else {
+		ca := "system trust"
+		if m.CAFile != "" {
+			ca = m.CAFile
+		}
+		d.add(OK, "Email TLS", "tls_mode=%s, ca_file=%s", m.TLSMode, ca)
+	}
+	if err := probeRelay(ctx, m); err != nil {
+		d.add(Fail, "Email relay", "%s:%d: %v", m.Host, m.Port, err)
+		return
+	}
+	d.add(OK, "Email relay", "%s:%d answers", m.Host, m.Port)
+}
+
+// probeRelay connects to the SMTP relay with the configured TLS and sends
+// NOOP, without logging in.
+func probeRelay(ctx context.Context, m *config.Email) error {
+	addr := net.JoinHostPort(m.Host, strconv.Itoa(m.Port))
+	tlsConfig := &tls.Config{ServerName: m.Host}
+	if m.CAFile != "" {
+		pem, err := os.ReadFile(m.CAFile)
+		if err != nil {
+			return err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("ca_file %s holds no certificate", m.CAFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	var conn net.Conn
+	var err error
+	if m.TLSMode == "ssl" {
+		conn, err = (&tls.Dialer{NetDialer: dialer, Config: tlsConfig}).DialContext(ctx, "tcp", addr)
+	} else {
+		conn, err = dialer.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return err
+	}
+	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	c, err := smtp.NewClient(conn, m.Host)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	defer c.Close()
+	if m.TLSMode == "starttls" {
+		if err := c.StartTLS(tlsConfig); err != nil {
+			return err
+		}
+	}
+	if err := c.Noop(); err != nil {
+		return err
+	}
+	return c.Quit()
+}
+
+func (d *doctor) cloning(_ context.Context) {
+	c := d.cfg.Cloning
+	if !c.Effective() {
+		return
+	}
+	if err := clone.Problem(d.cfg, d.opts.Warehouse); err != nil {
+		d.add(Fail, "Cloning", "%v", err)
+		return
+	}
+	d.add(OK, "Cloning", "scope %s: after each run, into schema %s", c.Scope, d.cfg.Warehouse.Schema)
+}

@@ -1,0 +1,59 @@
+// Package quickstart writes the example project `etl-craft quickstart`
+// sets up and runs: a craft-connector.yml with a SQLite Engine DB and a
+// DuckDB warehouse in the project folder, and a project migration that
+// registers an example pipeline of SQL tasks.
+package quickstart
+
+import (
+	"embed"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+//go:embed template
+var template embed.FS
+
+// DefaultDir is the folder quickstart writes when none is given.
+const DefaultDir = "etl-craft-quickstart"
+
+// Pipeline is the code of the example pipeline.
+const Pipeline = "QUICKSTART_SALES"
+
+// Write writes the example project into dir, creating it. Files that exist
+// already are kept as they are, so running it again reuses the project. It
+// returns the files it wrote.
+func Write(dir string) ([]string, error) {
+	var written []string
+	err := fs.WalkDir(template, "template", func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel("template", path)
+		target := filepath.Join(dir, rel)
+		if _, err := os.Stat(target); err == nil {
+			return nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		b, err := template.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, b, 0o644); err != nil {
+			return err
+		}
+		written = append(written, target)
+		return nil
+	})
+	if err != nil {
+		return written, exit.Wrap(exit.Configuration, err, "could not write the quickstart project in %s", dir)
+	}
+	return written, nil
+}
