@@ -49,15 +49,29 @@ func (a *app) printf(format string, args ...any) {
 
 // loadConfig finds and loads craft-connector.yml.
 func (a *app) loadConfig() (*config.Config, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, exit.Wrap(exit.Configuration, err, "cannot tell the working directory")
-	}
-	path, err := config.Discover(a.configFlag, cwd)
+	path, err := a.configPath()
 	if err != nil {
 		return nil, err
 	}
 	return config.Load(path)
+}
+
+// loadConfigForChecks loads craft-connector.yml for doctor and setup, which
+// report an unset secret variable as a failed check instead of stopping.
+func (a *app) loadConfigForChecks() (*config.Config, error) {
+	path, err := a.configPath()
+	if err != nil {
+		return nil, err
+	}
+	return config.LoadForChecks(path)
+}
+
+func (a *app) configPath() (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", exit.Wrap(exit.Configuration, err, "cannot tell the working directory")
+	}
+	return config.Discover(a.configFlag, cwd)
 }
 
 // acting returns ctx with the command's actor, resolved from the environment.

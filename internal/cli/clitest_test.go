@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -141,3 +142,6 @@ func eachKind(t *testing.T, body func(t *testing.T, kind engine.Kind)) {
 		})
 	}
 }
+
+// jsonUnmarshal decodes one JSON document printed by a command.
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

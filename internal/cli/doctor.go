@@ -31,7 +31,7 @@ func (a *app) doctorCommand() *cobra.Command {
 			if format != "text" && format != "json" {
 				return usagef("--format %q: use text or json", format)
 			}
-			cfg, err := a.loadConfig()
+			cfg, err := a.loadConfigForChecks()
 			if err != nil {
 				return err
 			}

@@ -40,7 +40,7 @@ func (a *app) quickstartCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := a.loadConfig()
+			cfg, err := a.loadConfigForChecks()
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ func (a *app) setupCommand() *cobra.Command {
 			"file-permission advice) and executes nothing.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig()
+			cfg, err := a.loadConfigForChecks()
 			if err != nil {
 				return err
 			}

@@ -297,6 +297,10 @@ func (f *fields) secret(key string) (string, error) {
 	}
 	name := f.l.src.choose(written, f.profile, key)
 	val, set := f.l.src.values[name]
+	if f.l.deferSecrets && (!set || strings.TrimSpace(val) == "") {
+		f.l.record(Setting{Path: e.path, Line: n.Line, Written: written, Variable: name})
+		return name, nil
+	}
 	if !set {
 		names := "'" + name + "'"
 		if specific := profileVariable(written, f.profile, key); specific != "" && specific != name {

@@ -30,12 +30,23 @@ type loader struct {
 	settings []Setting
 	// profile is Secrets.Profile, the default profile of every section.
 	profile value
+	// deferSecrets keeps an unset or blank secret variable's name instead of
+	// failing, for doctor to report with the other checks.
+	deferSecrets bool
 }
 
 // Load reads, resolves and validates the craft-connector.yml at path. Every
 // problem is an exit.Configuration error naming the file, the line and the
 // setting.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return load(path, false) }
+
+// LoadForChecks loads the file like Load, except that a secret variable that
+// is unset or blank does not stop the load: the secret keeps its variable's
+// name and Secret reports the problem. doctor and setup use it so a missing
+// secret is one failed check among all the others.
+func LoadForChecks(path string) (*Config, error) { return load(path, true) }
+
+func load(path string, deferSecrets bool) (*Config, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, exit.Wrap(exit.Configuration, err, "craft-connector.yml not found at %s", path)
@@ -53,7 +64,8 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, exit.Wrap(exit.Configuration, err, "could not read %s", abs)
 	}
-	l := &loader{file: abs, dir: filepath.Dir(abs), src: source{values: environment(), describe: "the environment source"}}
+	l := &loader{file: abs, dir: filepath.Dir(abs), src: source{values: environment(), describe: "the environment source"},
+		deferSecrets: deferSecrets}
 	return l.load(data)
 }
 

@@ -311,3 +311,22 @@ func TestBadValueUsedAsWrittenIsExplained(t *testing.T) {
 		t.Errorf("the hint shows a value: %v", err)
 	}
 }
+
+func TestLoadForChecksKeepsAnUnsetSecretForDoctor(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "craft-connector.yml")
+	os.WriteFile(path, []byte("Secrets:\n  Source_type: environment\n  Profile: dev\nOrchestration:\n  Mode: local\nEngine:\n  dev:\n    jdbc_url: jdbc:postgresql://h/db\n    schema: public\n    auth_mode: password\n    user: u\n    secret: DOCTOR_UNSET_SECRET\n"), 0o644)
+	if _, err := Load(path); err == nil {
+		t.Fatal("Load accepted an unset secret")
+	}
+	cfg, err := LoadForChecks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Engine.SecretVar != "DOCTOR_UNSET_SECRET" {
+		t.Fatalf("secret variable %q", cfg.Engine.SecretVar)
+	}
+	if _, err := cfg.Secret(cfg.Engine.SecretVar); err == nil || !strings.Contains(err.Error(), "DOCTOR_UNSET_SECRET") {
+		t.Fatalf("Secret: %v", err)
+	}
+}

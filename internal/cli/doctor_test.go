@@ -1,0 +1,211 @@
+package cli_test
+
+import (
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
+)
+
+// pgWarehouse returns a Warehouse section on a fresh PostgreSQL database and
+// the environment its secret needs.
+func pgWarehouse(t *testing.T, schema string) (yaml string, env []string) {
+	raw := enginetest.NewPGDatabase(t)
+	u, _ := url.Parse(raw)
+	pw, _ := u.User.Password()
+	return fmt.Sprintf("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: %s\n    auth_mode: password\n    user: %s\n    secret: WAREHOUSE_SECRET\n",
+		u.Host, u.Path, schema, u.User.Username()), []string{"WAREHOUSE_SECRET=" + pw}
+}
+
+// withWarehouse replaces the project's DuckDB Warehouse section.
+func (p *project) withWarehouse(section string, env []string) {
+	p.t.Helper()
+	b, _ := os.ReadFile(p.dir + "/craft-connector.yml")
+	yml := string(b)
+	i := strings.Index(yml, "Warehouse:\n")
+	j := strings.Index(yml, "Cloning:")
+	rest := ""
+	if j > i {
+		rest = yml[j:]
+	}
+	p.write("craft-connector.yml", yml[:i]+section+rest)
+	p.env = append(p.env, env...)
+}
+
+func checkLines(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "[") && len(l) > 7 {
+			name, _, _ := strings.Cut(l[7:], ":")
+			m[name] = m[name] + l + "\n"
+		}
+	}
+	return m
+}
+
+func TestDoctorOnHealthyProjects(t *testing.T) {
+	t.Run("sqlite+duckdb", func(t *testing.T) {
+		p := newProject(t, engine.SQLite, "Cloning:\n  dev:\n    Enabled: true\n    Scope: all\n")
+		p.ok("setup")
+		r := p.ok("doctor")
+		if !strings.HasSuffix(r.stdout, " ok, 0 warning(s), 0 failed\n") || !strings.Contains(r.stdout, "[OK  ] Cloning: scope all: after each run, into schema main") {
+			t.Fatalf("doctor:\n%s", r.stdout)
+		}
+	})
+	t.Run("postgres+postgres", func(t *testing.T) {
+		p := newProject(t, engine.Postgres, "")
+		p.withWarehouse(pgWarehouse(t, "public"))
+		p.write("craft-connector.yml", readFile(t, p.dir+"/craft-connector.yml")+"Cloning:\n  dev:\n    Enabled: true\n    Scope: all\n")
+		p.ok("setup")
+		r := p.ok("doctor")
+		lines := checkLines(r.stdout)
+		if !strings.HasSuffix(r.stdout, " ok, 0 warning(s), 0 failed\n") || !strings.Contains(lines["Warehouse connection"], "Postgres, schema public exists") ||
+			!strings.Contains(lines["Engine DB privileges"], "[OK  ]") || !strings.Contains(lines["Engine DB secret"], "resolved from ENGINE_SECRET") {
+			t.Fatalf("doctor:\n%s", r.stdout)
+		}
+		var doc struct {
+			Schema string `json:"schema"`
+			Checks []struct{ Status, Name, Detail string }
+			Failed int `json:"failed"`
+		}
+		r = p.ok("doctor", "--format", "json")
+		if err := jsonUnmarshal(r.stdout, &doc); err != nil || doc.Schema != "etl-craft/doctor/1" || len(doc.Checks) < 8 || doc.Failed != 0 {
+			t.Fatalf("json: %v %+v", err, doc)
+		}
+	})
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestDoctorReportsEveryProblemAtOnce(t *testing.T) {
+	t.Run("migrations and warehouse schema", func(t *testing.T) {
+		p := newProject(t, engine.SQLite, "")
+		p.write("migrations/0001_a.sql", "CREATE TABLE a (id INTEGER);\n")
+		p.ok("setup")
+		p.withWarehouse(pgWarehouse(t, "no_such_schema"))
+		p.write("migrations/0001_a.sql", "CREATE TABLE a (id BIGINT);\n")
+		r := p.run(nil, "doctor")
+		lines := checkLines(r.stdout)
+		if r.code != 1 || !strings.Contains(lines["Engine DB migrations"], "[FAIL]") || !strings.Contains(lines["Engine DB migrations"], "'0001_a.sql' has changed since it was applied") {
+			t.Fatalf("edited migration:\n%s\n%s", r.stdout, r.stderr)
+		}
+		if !regexp.MustCompile(`\[FAIL\] Warehouse connection: the Warehouse schema \w+\.no_such_schema does not exist; create it first`).MatchString(r.stdout) {
+			t.Fatalf("missing schema:\n%s", r.stdout)
+		}
+		p.write("migrations/0001_a.sql", "CREATE TABLE a (id INTEGER);\n")
+		p.write("migrations/0002_b.sql", "CREATE TABLE b (id INTEGER);\n")
+		r = p.run(nil, "doctor")
+		if !strings.Contains(r.stdout, "[FAIL] Engine DB migrations: 1 pending: project/0002_b.sql; run `etl-craft migrate`") ||
+			!strings.Contains(r.stdout, "[OK  ] Engine DB kind") {
+			t.Fatalf("pending migration:\n%s", r.stdout)
+		}
+	})
+	t.Run("password, secret, own schema", func(t *testing.T) {
+		enginetest.AdminURL(t)
+		p := newProject(t, engine.Postgres, "")
+		p.ok("init-db")
+		yml := readFile(t, p.dir+"/craft-connector.yml")
+		engineURL := regexp.MustCompile(`jdbc:postgresql://\S+`).FindString(yml)
+		// The warehouse is the Engine DB's own database and schema, with an unset secret.
+		p.withWarehouse("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: "+engineURL+"\n    schema: PUBLIC\n    auth_mode: password\n    user: ETL_USER_NAME\n    secret: WAREHOUSE_SECRET_NOT_SET\n", nil)
+		p.write("craft-connector.yml", readFile(t, p.dir+"/craft-connector.yml")+"Cloning:\n  dev:\n    Enabled: true\n    Scope: cfg\n")
+		r := p.run([]string{"ENGINE_SECRET=wrong-password"}, "doctor")
+		lines := checkLines(r.stdout)
+		want := map[string]string{
+			"Engine DB connection":    "[FAIL]",
+			"Warehouse secret":        "WAREHOUSE_SECRET_NOT_SET",
+			"Cloning":                 "is the Engine DB's own schema in the same database",
+			"Setting used as written": "Warehouse.dev.user is 'ETL_USER_NAME'",
+			"Project folders":         "[OK  ]",
+		}
+		for name, text := range want {
+			if !strings.Contains(lines[name], text) {
+				t.Errorf("%s: want %q in:\n%s", name, text, r.stdout)
+			}
+		}
+		if r.code != 1 || strings.Contains(r.stdout+r.stderr, "wrong-password") {
+			t.Fatalf("exit %d or the password shown:\n%s", r.code, r.stdout)
+		}
+	})
+}
+
+func TestDoctorReportsWriteGrantsWithTheirRevoke(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		if kind == engine.SQLite {
+			return
+		}
+		p := newProject(t, kind, "")
+		p.ok("setup")
+		db := enginetest.Plain(t, p.opts)
+		suffix := strings.ToLower(strings.TrimPrefix(p.opts.DSN[strings.LastIndex(p.opts.DSN, "/")+1:], "etl_craft_test_"))
+		suffix = strings.SplitN(suffix, "?", 2)[0]
+		login, group, member := "dr_login_"+suffix, "dr_group_"+suffix, "dr_member_"+suffix
+		mustExec(t, db,
+			"CREATE ROLE "+login+" LOGIN", "CREATE ROLE "+group+" NOLOGIN", "CREATE ROLE "+member+" LOGIN IN ROLE "+group,
+			"GRANT INSERT ON cfg_tasks TO "+login, "GRANT UPDATE ON cfg_pipelines TO "+group, "GRANT DELETE ON aud_actions TO PUBLIC")
+		t.Cleanup(func() {
+			admin, _ := sql.Open("pgx", enginetest.AdminURL(t))
+			defer admin.Close()
+			for _, r := range []string{member, group, login} {
+				admin.Exec("DROP ROLE IF EXISTS " + r)
+			}
+		})
+		r := p.run(nil, "doctor")
+		for _, want := range []string{
+			`REVOKE INSERT ON "public"."cfg_tasks" FROM "` + login + `";`,
+			`REVOKE UPDATE ON "public"."cfg_pipelines" FROM "` + group + `";`,
+			`REVOKE DELETE ON "public"."aud_actions" FROM PUBLIC;`,
+		} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("doctor lacks %s:\n%s", want, r.stdout)
+			}
+		}
+		if r.code != 1 || strings.Contains(r.stdout, member) {
+			t.Fatalf("exit %d; a member of the group must not be reported:\n%s", r.code, r.stdout)
+		}
+		detail := checkLines(r.stdout)["Engine DB privileges"]
+		for _, stmt := range regexp.MustCompile(`REVOKE [^;]+;`).FindAllString(detail, -1) {
+			mustExec(t, db, stmt)
+		}
+		if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB privileges") {
+			t.Fatalf("after the REVOKEs:\n%s", r.stdout)
+		}
+	})
+}
+
+func mustExec(t *testing.T, db *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func TestDoctorWarnsAboutAGroupWritableSQLiteFile(t *testing.T) {
+	p := newProject(t, engine.SQLite, "")
+	p.ok("setup")
+	os.Chmod(p.opts.Path, 0o664)
+	r := p.ok("doctor")
+	line := checkLines(r.stdout)["Engine DB file access"]
+	if !strings.HasPrefix(line, "[WARN]") || !strings.Contains(line, "chmod go-w") {
+		t.Fatalf("doctor after chmod g+w:\n%s", r.stdout)
+	}
+	os.Chmod(p.opts.Path, 0o644)
+	if line := checkLines(p.ok("doctor").stdout)["Engine DB file access"]; !strings.HasPrefix(line, "[OK  ]") {
+		t.Fatalf("after chmod go-w: %s", line)
+	}
+}
