@@ -1,0 +1,267 @@
+package warehouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+// This file holds what the SQL task actions need from a dialect beyond
+// Dialect: the full declared type of each column of a table, the canonical
+// text of the change hash per type, and the DDL of the generated ROW_ID key.
+// Only the transactional warehouses (DuckDB files and PostgreSQL) have it.
+
+// Actions is a dialect the SQL task actions can write with.
+type Actions interface {
+	Dialect
+	// DescribeQuery returns the query listing the columns of the base table
+	// t (not a view) with their full declared types, such as numeric(12,4)
+	// or DECIMAL(12,4), in column order; no rows means no such table. The
+	// table name is matched as given, the schema after folding.
+	DescribeQuery(t Table) (string, []any)
+	// CanonicalText returns the SQL expression giving the change-hash text
+	// of the non-NULL value of expr, whose declared type is typ: booleans
+	// true/false, dates YYYY-MM-DD, timestamps in UTC as
+	// YYYY-MM-DDTHH:MM:SS.ffffff, decimals at their declared scale, integers,
+	// text and UUIDs as text. Other types are refused with the reason.
+	CanonicalText(expr, typ string) (string, error)
+	// RowIDColumn returns the statements to run before creating table t and
+	// the definition of its generated ROW_ID column named column.
+	RowIDColumn(t Table, column string) (before []string, definition string)
+	// DropRowID returns the statements removing what RowIDColumn created
+	// beside table t, run after t is dropped.
+	DropRowID(t Table) []string
+}
+
+// ActionsOf returns the SQL task actions of a warehouse or dialect; a
+// warehouse without them is refused as a handler error (exit 15).
+func ActionsOf(d Dialect) (Actions, error) {
+	if w, ok := d.(*sqlWarehouse); ok {
+		d = w.Dialect
+	}
+	if a, ok := d.(Actions); ok {
+		return a, nil
+	}
+	return nil, exit.Errorf(exit.Handler,
+		"SQL tasks cannot write to a %s warehouse in this version of etl-craft: use a DuckDB file or PostgreSQL warehouse", d.Name())
+}
+
+// Describe returns the columns of the base table t with their full declared
+// types, as the transaction sees them; none means the table does not exist.
+func Describe(ctx context.Context, tx Tx, a Actions, t Table) ([]ColumnInfo, error) {
+	q, args := a.DescribeQuery(t)
+	rows, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []ColumnInfo
+	for rows.Next() {
+		var c ColumnInfo
+		if err := rows.Scan(&c.Name, &c.Type); err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	return cols, rows.Err()
+}
+
+// HashColumn is one input of the change hash: an SQL expression, the
+// declared type of its value, and the column name errors report.
+type HashColumn struct {
+	Name string
+	Expr string
+	Type string
+}
+
+// ChangeHash returns the SQL expression of change hash version 2 over cols,
+// in order: the 32-digit MD5 of the concatenated encodings of each value, N
+// for NULL and otherwise V<length in characters>:<canonical text>. The same
+// values give the same hash on every warehouse and in every session time
+// zone. A column whose type has no canonical text is refused, naming it.
+func ChangeHash(a Actions, cols []HashColumn) (string, error) {
+	if len(cols) == 0 {
+		return "MD5('')", nil
+	}
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		text, err := a.CanonicalText(c.Expr, c.Type)
+		if err != nil {
+			return "", fmt.Errorf("column %s (%s): %w", c.Name, c.Type, err)
+		}
+		parts[i] = "CASE WHEN " + c.Expr + " IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(" + text + ") AS VARCHAR) || ':' || " + text + " END"
+	}
+	return "MD5(" + strings.Join(parts, " || ") + ")", nil
+}
+
+// The reasons a compare column's type is refused.
+var (
+	errFloat    = errors.New("floats have no stable text form; cast to DECIMAL with a scale")
+	errUnscaled = errors.New("a decimal without a declared scale has no stable text form; cast to DECIMAL(p, s)")
+	errComplex  = errors.New("only text, integer, decimal, boolean, date, timestamp and UUID columns can be compared; cast it to VARCHAR")
+)
+
+// hashCategory is how a declared type is written as canonical text.
+type hashCategory int
+
+const (
+	hashRefused   hashCategory = iota
+	hashText                   // integers, scaled decimals, text, UUIDs: CAST AS VARCHAR
+	hashBoolean                // true / false
+	hashDate                   // YYYY-MM-DD
+	hashTimestamp              // wall clock as stored
+	hashZoned                  // converted to UTC first
+)
+
+// castText is the canonical text of types whose VARCHAR cast already is.
+func castText(expr string) string { return "CAST(" + expr + " AS VARCHAR)" }
+
+// booleanText is the canonical text of a boolean.
+func booleanText(expr string) string {
+	return "CASE WHEN " + expr + " THEN 'true' ELSE 'false' END"
+}
+
+// scaledDecimal matches a decimal type with its declared precision and scale.
+var scaledDecimal = regexp.MustCompile(`^(numeric|decimal)\(\d+,\s*\d+\)$`)
+
+// postgresHashCategory classifies a PostgreSQL format_type() name.
+func postgresHashCategory(typ string) (hashCategory, error) {
+	t := strings.ToLower(strings.TrimSpace(typ))
+	switch {
+	case t == "smallint", t == "integer", t == "bigint", t == "text", t == "uuid", t == "name", t == "citext",
+		strings.HasPrefix(t, "character"), scaledDecimal.MatchString(t):
+		return hashText, nil
+	case t == "numeric":
+		return hashRefused, errUnscaled
+	case t == "real", t == "double precision":
+		return hashRefused, errFloat
+	case t == "boolean":
+		return hashBoolean, nil
+	case t == "date":
+		return hashDate, nil
+	case strings.HasPrefix(t, "timestamp") && strings.HasSuffix(t, "without time zone"):
+		return hashTimestamp, nil
+	case strings.HasPrefix(t, "timestamp") && strings.HasSuffix(t, "with time zone"):
+		return hashZoned, nil
+	}
+	return hashRefused, errComplex
+}
+
+// postgresTimestamp is the to_char pattern of a canonical timestamp.
+const postgresTimestamp = `'YYYY-MM-DD"T"HH24:MI:SS.US'`
+
+func (postgresDialect) CanonicalText(expr, typ string) (string, error) {
+	c, err := postgresHashCategory(typ)
+	switch c {
+	case hashText:
+		return castText(expr), nil
+	case hashBoolean:
+		return booleanText(expr), nil
+	case hashDate:
+		return "to_char(" + expr + ", 'YYYY-MM-DD')", nil
+	case hashTimestamp:
+		return "to_char(" + expr + ", " + postgresTimestamp + ")", nil
+	case hashZoned:
+		return "to_char(" + expr + " AT TIME ZONE 'UTC', " + postgresTimestamp + ")", nil
+	}
+	return "", err
+}
+
+// The table's own connection is to one database: the catalog is left out
+// and the schema and name are matched exactly, as PostgreSQL stores them.
+func (d postgresDialect) DescribeQuery(t Table) (string, []any) {
+	return `SELECT a.attname, format_type(a.atttypid, a.atttypmod)
+FROM pg_catalog.pg_attribute a
+JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum`, []any{d.Fold(t.Schema), t.Name}
+}
+
+// RowIDColumn makes ROW_ID an identity column.
+func (d postgresDialect) RowIDColumn(_ Table, column string) ([]string, string) {
+	return nil, d.Quote(column) + " BIGINT GENERATED BY DEFAULT AS IDENTITY"
+}
+
+// DropRowID has nothing to drop: the identity goes with its table.
+func (postgresDialect) DropRowID(Table) []string { return nil }
+
+// duckdbIntegers are DuckDB's integer type names.
+var duckdbIntegers = map[string]bool{
+	"TINYINT": true, "SMALLINT": true, "INTEGER": true, "BIGINT": true, "HUGEINT": true,
+	"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true, "UHUGEINT": true,
+}
+
+// duckdbHashCategory classifies a DuckDB information_schema data_type.
+func duckdbHashCategory(typ string) (hashCategory, error) {
+	t := strings.ToUpper(strings.TrimSpace(typ))
+	switch {
+	case duckdbIntegers[t], t == "VARCHAR", t == "UUID", scaledDecimal.MatchString(strings.ToLower(t)):
+		return hashText, nil
+	case t == "FLOAT", t == "DOUBLE", t == "REAL":
+		return hashRefused, errFloat
+	case t == "BOOLEAN":
+		return hashBoolean, nil
+	case t == "DATE":
+		return hashDate, nil
+	case t == "TIMESTAMP", t == "TIMESTAMP_S", t == "TIMESTAMP_MS", t == "TIMESTAMP_NS":
+		return hashTimestamp, nil
+	case t == "TIMESTAMP WITH TIME ZONE":
+		return hashZoned, nil
+	}
+	return hashRefused, errComplex
+}
+
+// duckdbTimestamp is the strftime pattern of a canonical timestamp.
+const duckdbTimestamp = `'%Y-%m-%dT%H:%M:%S.%f'`
+
+func (duckdbDialect) CanonicalText(expr, typ string) (string, error) {
+	c, err := duckdbHashCategory(typ)
+	switch c {
+	case hashText:
+		return castText(expr), nil
+	case hashBoolean:
+		return booleanText(expr), nil
+	case hashDate:
+		return "strftime(" + expr + ", '%Y-%m-%d')", nil
+	case hashTimestamp:
+		return "strftime(CAST(" + expr + " AS TIMESTAMP), " + duckdbTimestamp + ")", nil
+	case hashZoned:
+		return "strftime(timezone('UTC', " + expr + "), " + duckdbTimestamp + ")", nil
+	}
+	return "", err
+}
+
+// DuckDB compares names without case.
+func (duckdbDialect) DescribeQuery(t Table) (string, []any) {
+	return `SELECT c.column_name, c.data_type
+FROM information_schema.columns c
+JOIN information_schema.tables t
+  ON t.table_catalog = c.table_catalog AND t.table_schema = c.table_schema AND t.table_name = c.table_name
+WHERE LOWER(c.table_catalog) = LOWER(?) AND LOWER(c.table_schema) = LOWER(?) AND LOWER(c.table_name) = LOWER(?)
+  AND t.table_type = 'BASE TABLE'
+ORDER BY c.ordinal_position`, []any{t.Catalog, t.Schema, t.Name}
+}
+
+// rowIDSequence is the sequence numbering a DuckDB table's ROW_ID.
+func rowIDSequence(d Dialect, t Table) string {
+	return Qualify(d, Table{Catalog: t.Catalog, Schema: t.Schema, Name: t.Name + "_row_id_seq"})
+}
+
+// RowIDColumn numbers ROW_ID from a sequence of the table's own, made
+// afresh: a leftover of a table dropped outside etl-craft is replaced.
+func (d duckdbDialect) RowIDColumn(t Table, column string) ([]string, string) {
+	seq := rowIDSequence(d, t)
+	literal := "'" + strings.ReplaceAll(seq, "'", "''") + "'"
+	return []string{"DROP SEQUENCE IF EXISTS " + seq, "CREATE SEQUENCE " + seq},
+		d.Quote(column) + " BIGINT DEFAULT nextval(" + literal + ")"
+}
+
+// DropRowID drops the table's ROW_ID sequence.
+func (d duckdbDialect) DropRowID(t Table) []string {
+	return []string{"DROP SEQUENCE IF EXISTS " + rowIDSequence(d, t)}
+}

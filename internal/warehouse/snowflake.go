@@ -1,0 +1,73 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"strings"
+
+	"github.com/snowflakedb/gosnowflake"
+
+	// Keep the driver from writing and loading its native library at start-up.
+	_ "github.com/etl-craft/etl-craft/internal/warehouse/snowflakeenv"
+)
+
+// SnowflakeAccount returns the account identifier of a configured account,
+// dropping a .snowflakecomputing.com suffix: the account is a name, not a URL.
+func SnowflakeAccount(account string) string {
+	return strings.TrimSuffix(strings.ToLower(account), ".snowflakecomputing.com")
+}
+
+// snowflakeConfig is the connector configuration of one connection. A
+// password logs in as the user; a token is a programmatic access token.
+// Every session sets TIMEZONE to UTC. Host and port, when set, replace the
+// account's own address (a proxy or private link).
+func snowflakeConfig(opts Options, secret string) gosnowflake.Config {
+	utc := "UTC"
+	cfg := gosnowflake.Config{
+		Account:     SnowflakeAccount(opts.Account),
+		User:        opts.User,
+		Database:    opts.Catalog,
+		Schema:      opts.Schema,
+		Warehouse:   opts.Warehouse,
+		Role:        opts.Role,
+		Application: "etl-craft",
+		Params:      map[string]*string{"TIMEZONE": &utc},
+		Host:        opts.Host,
+		Port:        opts.Port,
+	}
+	if opts.HTTPClient != nil {
+		cfg.Transporter = opts.HTTPClient.Transport
+	}
+	if opts.AuthMode == AuthToken {
+		cfg.Authenticator = gosnowflake.AuthTypePat
+		cfg.Token = secret
+	} else {
+		cfg.Authenticator = gosnowflake.AuthTypeSnowflake
+		cfg.Password = secret
+	}
+	return cfg
+}
+
+func openSnowflake(d Dialect, opts Options) (Warehouse, error) {
+	if opts.Catalog == "" {
+		opts.Catalog = opts.Database
+	}
+	if err := required(Snowflake,
+		[2]string{"an account", opts.Account}, [2]string{"a user", opts.User},
+		[2]string{"a database (db)", opts.Catalog}, [2]string{"a schema", opts.Schema},
+		[2]string{"a warehouse", opts.Warehouse}); err != nil {
+		return nil, err
+	}
+	drv := gosnowflake.SnowflakeDriver{}
+	c := secretConnector{opts: opts, drv: drv, connect: func(ctx context.Context, secret string) (driver.Conn, error) {
+		return gosnowflake.NewConnector(drv, snowflakeConfig(opts, secret)).Connect(ctx)
+	}}
+	return &sqlWarehouse{
+		Dialect: d,
+		db:      sql.OpenDB(c),
+		catalog: opts.Catalog,
+		desc: "snowflake:" + SnowflakeAccount(opts.Account) + ".snowflakecomputing.com/?db=" + opts.Catalog +
+			"&schema=" + opts.Schema + "&warehouse=" + opts.Warehouse + "&role=" + opts.Role,
+	}, nil
+}

@@ -1,0 +1,210 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"iter"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+// bulkLoader loads rows into t on the connection of an open transaction. The
+// default is insertRows; PostgreSQL and DuckDB have faster paths.
+type bulkLoader func(ctx context.Context, tx *sqlTx, t Table, cols []Column, rows Rows) (int64, error)
+
+// sqlWarehouse is a Warehouse over database/sql: every warehouse here has a
+// database/sql driver (Databricks through this package's own).
+type sqlWarehouse struct {
+	Dialect
+	db      *sql.DB
+	catalog string
+	desc    string       // String(), without secrets
+	bulk    bulkLoader   // nil means insertRows
+	close   func() error // nil means db.Close
+}
+
+func (w *sqlWarehouse) String() string  { return w.desc }
+func (w *sqlWarehouse) Catalog() string { return w.catalog }
+func (w *sqlWarehouse) Table(schema, name string) Table {
+	return Table{Catalog: w.catalog, Schema: schema, Name: name}
+}
+
+func (w *sqlWarehouse) Ping(ctx context.Context) error {
+	if err := w.db.PingContext(ctx); err != nil {
+		return exit.Wrap(exit.ConnectionTest, err, "could not connect to the warehouse %s", w.desc)
+	}
+	return nil
+}
+
+func (w *sqlWarehouse) SchemaExists(ctx context.Context, schema string) (bool, error) {
+	q, args := w.schemaQuery(w.catalog, schema)
+	var n int64
+	if err := w.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return false, exit.Wrap(exit.ConnectionTest, err, "could not look up schema %s in the warehouse %s", schema, w.desc)
+	}
+	return n > 0, nil
+}
+
+func (w *sqlWarehouse) Columns(ctx context.Context, schema, table string) ([]ColumnInfo, error) {
+	q, args := w.columnsQuery(w.Table(schema, table))
+	rows, err := w.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, exit.Wrap(exit.ConnectionTest, err, "could not read the columns of %s.%s", schema, table)
+	}
+	return scanColumns(rows)
+}
+
+// scanColumns reads (name, type) rows into ColumnInfo values and closes rows.
+func scanColumns(rows *sql.Rows) ([]ColumnInfo, error) {
+	defer rows.Close()
+	var cols []ColumnInfo
+	for rows.Next() {
+		var c ColumnInfo
+		if err := rows.Scan(&c.Name, &c.Type); err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	return cols, rows.Err()
+}
+
+func (w *sqlWarehouse) Begin(ctx context.Context) (Tx, error) {
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return nil, exit.Wrap(exit.ConnectionTest, err, "could not connect to the warehouse %s", w.desc)
+	}
+	t := &sqlTx{w: w, conn: conn, q: conn}
+	if w.Capabilities().Transactions {
+		if t.tx, err = conn.BeginTx(ctx, nil); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		t.q = t.tx
+	}
+	return t, nil
+}
+
+func (w *sqlWarehouse) Close() error {
+	if w.close != nil {
+		return w.close()
+	}
+	return w.db.Close()
+}
+
+// querier is what *sql.Tx and *sql.Conn share.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// sqlTx is a transaction pinned to one connection; tx is nil where the
+// warehouse has no transactions and each statement commits on its own.
+type sqlTx struct {
+	w    *sqlWarehouse
+	conn *sql.Conn
+	tx   *sql.Tx
+	q    querier
+	done bool
+}
+
+func (t *sqlTx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.q.ExecContext(ctx, query, args...)
+}
+
+func (t *sqlTx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.q.QueryContext(ctx, query, args...)
+}
+
+func (t *sqlTx) BulkLoad(ctx context.Context, tbl Table, cols []Column, rows Rows) (int64, error) {
+	if len(cols) == 0 {
+		return 0, errors.New("a bulk load needs at least one column")
+	}
+	if t.w.bulk != nil {
+		return t.w.bulk(ctx, t, tbl, cols, rows)
+	}
+	return insertRows(ctx, t.q, t.w, tbl, cols, rows)
+}
+
+func (t *sqlTx) Commit() error {
+	if t.done {
+		return sql.ErrTxDone
+	}
+	t.done = true
+	var err error
+	if t.tx != nil {
+		err = t.tx.Commit()
+	}
+	t.conn.Close()
+	return err
+}
+
+func (t *sqlTx) Rollback() error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	var err error
+	if t.tx != nil {
+		err = t.tx.Rollback()
+	}
+	t.conn.Close()
+	return err
+}
+
+// insertRows loads rows with multi-row INSERTs of at most MaxBoundValues
+// bound values each, reusing one statement text for every full batch.
+func insertRows(ctx context.Context, q querier, d Dialect, t Table, cols []Column, rows Rows) (int64, error) {
+	per := RowsPerInsert(len(cols))
+	full := Insert(d, t, cols, per)
+	args := make([]any, 0, per*len(cols))
+	var loaded int64
+	flush := func() error {
+		n := len(args) / len(cols)
+		if n == 0 {
+			return nil
+		}
+		stmt := full
+		if n < per {
+			stmt = Insert(d, t, cols, n)
+		}
+		if _, err := q.ExecContext(ctx, stmt, args...); err != nil {
+			return err
+		}
+		loaded += int64(n)
+		args = args[:0]
+		return nil
+	}
+	for row, err := range rows {
+		if err != nil {
+			return loaded, err
+		}
+		if args, err = canonicalRow(args, cols, row); err != nil {
+			return loaded, err
+		}
+		if len(args) == per*len(cols) {
+			if err := flush(); err != nil {
+				return loaded, err
+			}
+		}
+	}
+	return loaded, flush()
+}
+
+// pull turns rows into a pull iterator of canonical rows, for loaders whose
+// driver asks for one row at a time. stop must be called.
+func pull(cols []Column, rows Rows) (next func() ([]any, error), stop func()) {
+	it, stop := iter.Pull2(rows)
+	buf := make([]any, 0, len(cols))
+	return func() ([]any, error) {
+		row, err, ok := it()
+		if !ok {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		buf, err = canonicalRow(buf[:0], cols, row)
+		return buf, err
+	}, stop
+}

@@ -1,0 +1,81 @@
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/trinodb/trino-go-client/trino"
+)
+
+// trinoServer returns the coordinator's address: https when the URL settings
+// ask for SSL or a secret is sent (Trino takes passwords only over TLS).
+func trinoServer(opts Options, user, password string) string {
+	port := opts.Port
+	if port == 0 {
+		port = 8080
+	}
+	scheme := "http"
+	if opts.AuthMode != AuthNone || strings.EqualFold(opts.Params["SSL"], "true") || strings.EqualFold(opts.Params["ssl"], "true") {
+		scheme = "https"
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(opts.Host, strconv.Itoa(port))}
+	switch {
+	case password != "":
+		u.User = url.UserPassword(user, password)
+	case user != "":
+		u.User = url.User(user)
+	}
+	return u.String()
+}
+
+// trinoConfig is the client configuration of one connection. A token is
+// sent as the access token (Authorization: Bearer), a password with the
+// user over TLS; every session uses the UTC time zone.
+func trinoConfig(opts Options, secret string) *trino.Config {
+	user := opts.User
+	if user == "" {
+		user = "etl-craft"
+	}
+	cfg := &trino.Config{
+		Source:     "etl-craft",
+		Catalog:    opts.Catalog,
+		Schema:     opts.Schema,
+		TimeZone:   "UTC",
+		HTTPClient: opts.HTTPClient,
+	}
+	switch opts.AuthMode {
+	case AuthPassword:
+		cfg.ServerURI = trinoServer(opts, user, secret)
+	case AuthToken:
+		cfg.ServerURI = trinoServer(opts, user, "")
+		cfg.AccessToken = secret
+	default:
+		cfg.ServerURI = trinoServer(opts, user, "")
+	}
+	return cfg
+}
+
+func openTrino(d Dialect, opts Options) (Warehouse, error) {
+	if err := required(Trino,
+		[2]string{"a host", opts.Host}, [2]string{"a catalog", opts.Catalog}, [2]string{"a schema", opts.Schema}); err != nil {
+		return nil, err
+	}
+	c := secretConnector{opts: opts, drv: &trino.Driver{}, connect: func(ctx context.Context, secret string) (driver.Conn, error) {
+		conn, err := trino.NewConnector(trinoConfig(opts, secret))
+		if err != nil {
+			return nil, err
+		}
+		return conn.Connect(ctx)
+	}}
+	return &sqlWarehouse{
+		Dialect: d,
+		db:      sql.OpenDB(c),
+		catalog: opts.Catalog,
+		desc:    "trino:" + trinoServer(opts, opts.User, "") + "/" + opts.Catalog + "/" + opts.Schema,
+	}, nil
+}

@@ -1,0 +1,223 @@
+// Package warehouse connects etl-craft to the warehouse that holds user data
+// and speaks its SQL: DuckDB files, PostgreSQL, Trino over Iceberg,
+// Databricks and Snowflake.
+//
+// A Dialect knows a warehouse's SQL without connecting: quoting, identifier
+// folding, type names, capability flags and the statements etl-craft
+// generates (CREATE TABLE of a mirror, ADD COLUMN, TRUNCATE, multi-row
+// INSERT). A Warehouse is an open connection with its Dialect: schema and
+// column look-ups, transactions, and a bulk load that streams rows from an
+// iterator by the fastest path the warehouse has (PostgreSQL COPY, the DuckDB
+// appender, or INSERTs of at most MaxBoundValues bound values elsewhere).
+//
+// Every session is pinned to UTC. Secrets are read through Options.Password
+// at each connect and are never kept in a URL or a String.
+package warehouse
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"iter"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+)
+
+// AuthMode is how etl-craft logs in to a warehouse (the profile's auth_mode).
+type AuthMode string
+
+// The auth modes this package implements. Each warehouse accepts a subset:
+// see authModes.
+const (
+	AuthNone     AuthMode = "none"     // no credentials (DuckDB, an open Trino)
+	AuthPassword AuthMode = "password" // user and password
+	AuthToken    AuthMode = "token"    // a bearer or access token read through Password
+)
+
+// authModes lists each warehouse's accepted modes; the first is the default
+// when Options.AuthMode is empty.
+var authModes = map[Kind][]AuthMode{
+	DuckDB:     {AuthNone},
+	Postgres:   {AuthPassword, AuthToken, AuthNone},
+	Trino:      {AuthNone, AuthPassword, AuthToken},
+	Databricks: {AuthToken},
+	Snowflake:  {AuthPassword, AuthToken},
+}
+
+// Options says which warehouse to open and how. The cli package fills it
+// from the configuration's Warehouse and Cloning sections.
+type Options struct {
+	Kind        Kind
+	TableFormat TableFormat // empty means Native
+	Storage     Storage     // Cloning.External_volume and Base_location
+
+	// Path is the DuckDB file, absolute or relative to the working folder;
+	// empty means an in-memory database.
+	Path string
+
+	Host     string
+	Port     int               // zero means the warehouse's default port
+	Database string            // PostgreSQL database, Snowflake db
+	Params   map[string]string // URL settings passed to the driver, such as sslmode or application_name
+	User     string
+	Schema   string // the warehouse profile's schema
+	// Catalog is the first part of catalog.schema.table names, resolved by
+	// the caller (DuckDB may leave it empty: the file stem is used).
+	Catalog  string
+	AuthMode AuthMode
+	// Password returns the password or token. It is called at each new
+	// connection and its result is never stored or logged. Nil means none.
+	Password func() (string, error)
+
+	HTTPPath  string // Databricks: /sql/1.0/warehouses/<id>
+	Account   string // Snowflake account identifier
+	Warehouse string // Snowflake virtual warehouse
+	Role      string // Snowflake role
+
+	// HTTPClient carries the requests of the warehouses spoken over HTTP
+	// (Trino, Databricks, Snowflake); nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// ConnectTimeout bounds each PostgreSQL connection attempt; zero means
+	// 10 s. The HTTP warehouses take their limits from HTTPClient and the
+	// context.
+	ConnectTimeout time.Duration
+}
+
+// ColumnInfo is a column an existing table has, as information_schema shows it.
+type ColumnInfo struct {
+	Name string
+	Type string // the warehouse's own type name
+}
+
+// Warehouse is an open warehouse: its Dialect plus the calls that need a
+// connection. It is safe for concurrent use.
+type Warehouse interface {
+	Dialect
+	// String describes the connection without any secret.
+	String() string
+	// Catalog returns the catalog that qualifies the warehouse's tables.
+	Catalog() string
+	// Table returns the table schema.name in the warehouse's catalog.
+	Table(schema, name string) Table
+	// Ping checks that the warehouse answers.
+	Ping(ctx context.Context) error
+	// SchemaExists reports whether a schema of that name (any case) exists
+	// in the catalog.
+	SchemaExists(ctx context.Context, schema string) (bool, error)
+	// Columns returns a table's columns in order, matching the schema and
+	// table names without case; none means the table does not exist.
+	Columns(ctx context.Context, schema, table string) ([]ColumnInfo, error)
+	// Begin starts a transaction. Where Capabilities().Transactions is
+	// false, each statement commits on its own and Rollback undoes nothing.
+	Begin(ctx context.Context) (Tx, error)
+	// Close releases the connections.
+	Close() error
+}
+
+// Rows yields the rows of a bulk load, one slice of values per row in column
+// order, and an error to stop with. The slice may be reused between rows.
+type Rows = iter.Seq2[[]any, error]
+
+// Tx is a warehouse transaction (see Warehouse.Begin).
+type Tx interface {
+	// Exec runs a statement with bound arguments.
+	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
+	// Query runs a query with bound arguments.
+	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	// BulkLoad appends rows to the existing table t, filling cols, and
+	// returns how many it loaded. Rows are streamed, never held whole.
+	BulkLoad(ctx context.Context, t Table, cols []Column, rows Rows) (int64, error)
+	// Commit commits the transaction.
+	Commit() error
+	// Rollback abandons the transaction; after Commit it does nothing.
+	Rollback() error
+}
+
+// Open opens the warehouse the options describe. A DuckDB file is opened (and
+// created) at once; other warehouses connect at the first call, so Ping is
+// their connection test. Configuration mistakes are exit code 3.
+func Open(ctx context.Context, opts Options) (Warehouse, error) {
+	d, err := NewDialect(opts.Kind, opts.TableFormat, opts.Storage)
+	if err != nil {
+		return nil, err
+	}
+	modes := authModes[opts.Kind]
+	if opts.AuthMode == "" {
+		opts.AuthMode = modes[0]
+	}
+	if !slices.Contains(modes, opts.AuthMode) {
+		names := make([]string, len(modes))
+		for i, m := range modes {
+			names[i] = string(m)
+		}
+		return nil, exit.Errorf(exit.Configuration,
+			"auth_mode %q is not available for the %s warehouse: use %s",
+			string(opts.AuthMode), opts.Kind, strings.Join(names, ", "))
+	}
+	if opts.AuthMode != AuthNone && opts.Password == nil {
+		return nil, exit.Errorf(exit.Configuration,
+			"the %s warehouse's auth_mode %s needs a secret: set the profile's secret (or token)", opts.Kind, opts.AuthMode)
+	}
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = 10 * time.Second
+	}
+	switch opts.Kind {
+	case DuckDB:
+		return openDuckDB(ctx, d, opts)
+	case Postgres:
+		return openPostgres(d, opts)
+	case Trino:
+		return openTrino(d, opts)
+	case Databricks:
+		return openDatabricks(d, opts)
+	default:
+		return openSnowflake(d, opts)
+	}
+}
+
+// required returns a configuration error naming the first empty field.
+func required(kind Kind, fields ...[2]string) error {
+	for _, f := range fields {
+		if f[1] == "" {
+			return exit.Errorf(exit.Configuration, "the %s warehouse needs %s: set it in the Warehouse profile", kind, f[0])
+		}
+	}
+	return nil
+}
+
+// secretOf reads the secret through opts.Password, or returns "" when the
+// mode takes none.
+func secretOf(opts Options) (string, error) {
+	if opts.AuthMode == AuthNone || opts.Password == nil {
+		return "", nil
+	}
+	s, err := opts.Password()
+	if err != nil {
+		return "", fmt.Errorf("reading the %s warehouse secret: %w", opts.Kind, err)
+	}
+	return s, nil
+}
+
+// secretConnector opens each connection with a secret read just then, so no
+// URL, pool or connector keeps it: connect builds the driver's own
+// configuration around the secret and opens one connection.
+type secretConnector struct {
+	opts    Options
+	drv     driver.Driver
+	connect func(ctx context.Context, secret string) (driver.Conn, error)
+}
+
+func (c secretConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	secret, err := secretOf(c.opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.connect(ctx, secret)
+}
+
+func (c secretConnector) Driver() driver.Driver { return c.drv }
