@@ -39,6 +39,13 @@ func (a *app) commands() []*cobra.Command {
 		a.doctorCommand(),
 		a.setupCommand(),
 		a.quickstartCommand(),
+		a.listCommand(),
+		a.graphCommand(),
+		a.stepsCommand(),
+		a.statusCommand(),
+		a.historyCommand(),
+		a.auditCommand(),
+		a.validateCommand(),
 	}
 }
 
@@ -135,4 +142,30 @@ func (a *app) record(ctx context.Context, db *engine.DB, cmd *cobra.Command, pip
 	if err := audit.Record(ctx, db, req); err != nil {
 		a.logger().Warn("could not record the command in AUD_ACTIONS", "command", cmd.Name(), "error", err)
 	}
+}
+
+// session is what most commands start from: the context carrying the
+// command's actor, the configuration and the open Engine DB.
+type session struct {
+	ctx context.Context
+	cfg *config.Config
+	db  *engine.DB
+}
+
+// openSession resolves the actor, loads the configuration and opens the
+// Engine DB. The caller closes s.db.
+func (a *app) openSession(cmd *cobra.Command) (*session, error) {
+	ctx, err := a.acting(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	db, err := a.openEngine(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &session{ctx: ctx, cfg: cfg, db: db}, nil
 }

@@ -16,23 +16,14 @@ func (a *app) initDBCommand() *cobra.Command {
 			"tables; use migrate for those, or --force for a database empty apart from a leftover table.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, err := a.acting(cmd.Context())
+			s, err := a.openSession(cmd)
 			if err != nil {
 				return err
 			}
-			cfg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			db, err := a.openEngine(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+			defer s.db.Close()
 			// The request is recorded once AUD_ACTIONS exists: after the work.
-			defer a.record(ctx, db, cmd, "", "")
-			r := &migrate.Runner{DB: db}
-			res, err := r.InitDB(ctx, force)
+			defer a.record(s.ctx, s.db, cmd, "", "")
+			res, err := (&migrate.Runner{DB: s.db}).InitDB(s.ctx, force)
 			if err != nil {
 				return err
 			}

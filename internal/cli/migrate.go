@@ -16,25 +16,17 @@ func (a *app) migrateCommand() *cobra.Command {
 			"each file in its own transaction with its SCHEMA_MIGRATIONS row.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, err := a.acting(cmd.Context())
+			s, err := a.openSession(cmd)
 			if err != nil {
 				return err
 			}
-			cfg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			db, err := a.openEngine(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+			defer s.db.Close()
 			// An older Engine DB may get AUD_ACTIONS from this very run: record after the work.
-			defer a.record(ctx, db, cmd, "", "")
-			projectDir, _ := cfg.MigrationsDir(dir)
-			r := &migrate.Runner{DB: db, ProjectDir: projectDir,
+			defer a.record(s.ctx, s.db, cmd, "", "")
+			projectDir, _ := s.cfg.MigrationsDir(dir)
+			r := &migrate.Runner{DB: s.db, ProjectDir: projectDir,
 				OnApplied: func(f migrate.File) { a.printf("applied %s\n", f.Name) }}
-			applied, err := r.Migrate(ctx)
+			applied, err := r.Migrate(s.ctx)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/inspect"
+)
+
+// validationHandlers are the task handlers validate checks tasks with.
+func validationHandlers() handler.Registry { return handler.Registry{} }
+
+func (a *app) validateCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the active pipelines' graphs, dependencies and task parameters",
+		Long: "validate checks every active pipeline (or only --pipeline_code) the way a run would meet it:\n" +
+			"its graph, its pipeline dependencies, HAS_DATA dependencies on tasks that never report rows,\n" +
+			"and each task's parameters through its handler. It prints one [FAIL] or [WARN] line per\n" +
+			"finding and a summary, and exits 1 when anything failed. It connects to no warehouse.",
+		Args: cobra.NoArgs,
+	}
+	pipe := addPipelineFlag(cmd, false, "check only this pipeline")
+	format := addFormatFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg, db, err := a.openForReading(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		v, err := inspect.Validate(cmd.Context(), db, inspect.ValidateRequest{
+			PipelineCode: pipe.code, Handlers: validationHandlers(), ProjectDir: cfg.ProjectDir})
+		if err != nil {
+			return err
+		}
+		if v.Failed > 0 {
+			a.status = exit.Failure
+		}
+		if format.json() {
+			return a.printJSON(v)
+		}
+		for _, f := range v.Findings {
+			a.printf("[%-4s] %s: %s\n", f.Status, f.Where, f.Message)
+		}
+		a.printf("checked %d pipeline(s) and %d task(s): %d failed, %d warning(s)\n", v.Pipelines, v.Tasks, v.Failed, v.Warnings)
+		return nil
+	}
+	return cmd
+}

@@ -1,0 +1,221 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+)
+
+// The severities of a validation finding.
+const (
+	// Fail is a problem that makes a run fail, hang or silently do something else.
+	Fail = "FAIL"
+	// Warn is something that works but deserves a look.
+	Warn = "WARN"
+)
+
+// Finding is one problem validate found.
+type Finding struct {
+	// Where is the pipeline code, or PIPELINE.TASK for a task.
+	Where   string `json:"where"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+// Validation is what validate checked and every finding, pipeline by
+// pipeline in code order.
+type Validation struct {
+	Schema    string    `json:"schema"`
+	Pipelines int       `json:"pipelines"`
+	Tasks     int       `json:"tasks"`
+	Failed    int       `json:"failed"`
+	Warnings  int       `json:"warnings"`
+	Findings  []Finding `json:"findings"`
+}
+
+func (v *Validation) add(status, where, message string) {
+	v.Findings = append(v.Findings, Finding{Where: where, Status: status, Message: message})
+	if status == Fail {
+		v.Failed++
+	} else {
+		v.Warnings++
+	}
+}
+
+// ValidateRequest says what to validate and with which handlers.
+type ValidateRequest struct {
+	// PipelineCode limits the check to one active pipeline; "" checks all.
+	PipelineCode string
+	// Handlers check each task's parameters; a task whose handler is
+	// missing is a failure, as its run would be.
+	Handlers handler.Registry
+	// ProjectDir is the project folder, where handlers find sql_files/.
+	ProjectDir string
+}
+
+// Validate checks active pipelines the way a run would meet them, without
+// connecting to a warehouse or running anything: each pipeline's graph (an
+// invalid graph is a finding, not an error), its pipeline dependencies
+// (inactive upstreams, cycles among pipelines), HAS_DATA dependencies on
+// tasks that never report rows, and every task's parameters through its
+// handler's Check. An unknown PipelineCode is a metadata error (exit 4).
+func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (Validation, error) {
+	var pipes []pipeline.Pipeline
+	if req.PipelineCode != "" {
+		p, err := pipeline.Find(ctx, q, req.PipelineCode)
+		if err != nil {
+			return Validation{}, err
+		}
+		pipes = []pipeline.Pipeline{p}
+	} else {
+		all, err := pipeline.List(ctx, q)
+		if err != nil {
+			return Validation{}, err
+		}
+		pipes = all
+	}
+	upstreams, err := activePipelineEdges(ctx, q)
+	if err != nil {
+		return Validation{}, err
+	}
+	v := Validation{Schema: SchemaValidation, Findings: []Finding{}}
+	for _, p := range pipes {
+		g, err := pipeline.Load(ctx, q, p.Code)
+		if err != nil {
+			return Validation{}, err
+		}
+		v.Pipelines++
+		v.Tasks += len(g.Tasks)
+		checkPipeline(&v, g, upstreams)
+		for _, t := range g.Tasks {
+			checkTask(&v, g, t, req)
+		}
+	}
+	return v, nil
+}
+
+// checkPipeline records the graph's problems and those of its pipeline
+// dependencies.
+func checkPipeline(v *Validation, g *pipeline.Graph, upstreams map[string][]string) {
+	code := g.Pipeline.Code
+	if err := g.Validate(); err != nil {
+		v.add(Fail, code, err.Error())
+	}
+	for _, d := range g.PipelineDeps {
+		if d.Upstream == "" {
+			v.add(Fail, code, fmt.Sprintf("depends on pipeline id %d (CFG_PIPELINE_DEPENDENCY id %d), which is not active: "+
+				"once its last run is consumed the dependency is never met again; retire the dependency or reactivate the pipeline",
+				d.UpstreamID, d.ID))
+		}
+	}
+	if cycle := pipelineCycle(code, upstreams); cycle != nil {
+		v.add(Fail, code, "pipeline dependencies form a cycle ("+strings.Join(cycle, " -> ")+
+			"), so none of these pipelines can start; retire one of the dependencies")
+	}
+}
+
+// checkTask records a task's handler findings and its HAS_DATA
+// dependencies on tasks that never report rows.
+func checkTask(v *Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateRequest) {
+	where := g.Pipeline.Code + "." + t.Code
+	if h, err := req.Handlers.For(t.Handler); err != nil {
+		v.add(Fail, where, err.Error())
+	} else {
+		failures, warnings := h.Check(&handler.Task{
+			PipelineID: g.Pipeline.ID, PipelineCode: g.Pipeline.Code, TaskCode: t.Code,
+			RefreshType: g.Pipeline.RefreshType, Params: t.Params, ProjectDir: req.ProjectDir,
+			Log: slog.New(slog.DiscardHandler),
+		})
+		for _, m := range failures {
+			v.add(Fail, where, m)
+		}
+		for _, m := range warnings {
+			v.add(Warn, where, m)
+		}
+	}
+	for _, d := range t.Deps {
+		if d.Type != pipeline.HasData || d.CrossPipeline {
+			continue
+		}
+		if up := g.TaskByID(d.UpstreamTaskID); up != nil {
+			if what := reportsNoRows(up); what != "" {
+				v.add(Fail, where, fmt.Sprintf("has a HAS_DATA dependency on %s, %s that reports no rows written, "+
+					"so the dependency is never met and %s is always skipped; use SUCCESS", up.Code, what, t.Code))
+			}
+		}
+	}
+}
+
+// reportsNoRows describes a task that never reports rows written (a
+// business-rules or email task, or an SQL task creating an empty table or
+// dropping one), or returns "".
+func reportsNoRows(t *pipeline.Task) string {
+	switch t.Handler {
+	case pipeline.HandlerBusinessRules, pipeline.HandlerEmailAlert:
+		return "a " + t.Handler + " task"
+	case pipeline.HandlerSQL:
+		switch action := strings.ToUpper(strings.TrimSpace(t.Params["SQL_ACTION"])); action {
+		case "SETUP_TABLE", "DROP_TABLE":
+			return "a " + action + " task"
+		}
+	}
+	return ""
+}
+
+// activePipelineEdges maps each active pipeline's code to the codes of the
+// active pipelines it depends on, through active dependencies.
+func activePipelineEdges(ctx context.Context, q engine.Querier) (map[string][]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT p.PIPELINE_CODE, u.PIPELINE_CODE
+		FROM CFG_PIPELINE_DEPENDENCY d
+		JOIN CFG_PIPELINES p ON p.PIPELINE_ID = d.PIPELINE_ID AND p.ACTIVE_FLAG = 'Y'
+		JOIN CFG_PIPELINES u ON u.PIPELINE_ID = d.DEPENDS_ON_PIPELINE_ID AND u.ACTIVE_FLAG = 'Y'
+		WHERE d.ACTIVE_FLAG = 'Y'
+		ORDER BY p.PIPELINE_CODE, u.PIPELINE_CODE`)
+	if err != nil {
+		return nil, readError(err, "CFG_PIPELINE_DEPENDENCY")
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var from, to string
+		if err := rows.Scan(&from, &to); err != nil {
+			return nil, readError(err, "CFG_PIPELINE_DEPENDENCY")
+		}
+		out[from] = append(out[from], to)
+	}
+	return out, rows.Err()
+}
+
+// pipelineCycle returns a cycle of pipeline dependencies through code,
+// starting and ending with it, or nil.
+func pipelineCycle(code string, upstreams map[string][]string) []string {
+	seen := map[string]bool{}
+	var path []string
+	var walk func(at string) bool
+	walk = func(at string) bool {
+		path = append(path, at)
+		for _, up := range upstreams[at] {
+			if up == code {
+				path = append(path, up)
+				return true
+			}
+			if !seen[up] {
+				seen[up] = true
+				if walk(up) {
+					return true
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		return false
+	}
+	if walk(code) {
+		return path
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package inspect_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+)
+
+// paramChecker is a handler whose Check requires SQL_ACTION and warns about
+// a parameter named UNUSED; validate never runs a task.
+type paramChecker struct{}
+
+func (paramChecker) Run(context.Context, *handler.Task) (handler.Result, error) {
+	return handler.Result{}, errors.New("validate must not run tasks")
+}
+
+func (paramChecker) Check(t *handler.Task) (failures, warnings []string) {
+	if t.Params["SQL_ACTION"] == "" {
+		failures = append(failures, "SQL_ACTION is required")
+	}
+	if _, ok := t.Params["UNUSED"]; ok {
+		warnings = append(warnings, "no handler reads the parameter UNUSED")
+	}
+	return failures, warnings
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		b := pipelinetest.New(t, db)
+		create := map[string]string{"SQL_ACTION": "CREATE_TABLE"}
+		b.Pipeline("BAD", pipeline.Full)
+		b.Task("BAD", "a", pipeline.HandlerSQL, nil)
+		b.Task("BAD", "b", pipeline.HandlerPython, nil)
+		b.Task("BAD", "c", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "SETUP_TABLE"})
+		b.Task("BAD", "d", pipeline.HandlerSQL, create)
+		b.Dep("BAD", "d", "BAD", "c", pipeline.HasData)
+		b.Pipeline("CYCLE", pipeline.Full)
+		b.Task("CYCLE", "x", pipeline.HandlerSQL, create)
+		b.Task("CYCLE", "y", pipeline.HandlerSQL, create)
+		b.Dep("CYCLE", "x", "CYCLE", "y", pipeline.Success)
+		b.Dep("CYCLE", "y", "CYCLE", "x", pipeline.Success)
+		b.Pipeline("GOOD", pipeline.Full)
+		b.Task("GOOD", "t", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE", "UNUSED": "1"})
+		old := b.Pipeline("OLD", pipeline.Full)
+		b.PipelineDep("GOOD", "OLD", pipeline.Success)
+		b.Exec("UPDATE CFG_PIPELINES SET ACTIVE_FLAG = 'N' WHERE PIPELINE_ID = $1", old)
+		b.Pipeline("X_DOWN", pipeline.Full)
+		b.Pipeline("X_UP", pipeline.Full)
+		b.PipelineDep("X_DOWN", "X_UP", pipeline.Success)
+		b.PipelineDep("X_UP", "X_DOWN", pipeline.Success)
+
+		ctx := context.Background()
+		req := inspect.ValidateRequest{Handlers: handler.Registry{pipeline.HandlerSQL: paramChecker{}}}
+		v, err := inspect.Validate(ctx, db, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []inspect.Finding{
+			{Status: inspect.Fail, Where: "BAD.a", Message: "SQL_ACTION is required"},
+			{Status: inspect.Fail, Where: "BAD.b", Message: "no handler for PYTHON tasks"},
+			{Status: inspect.Fail, Where: "BAD.d", Message: "has a HAS_DATA dependency on c, a SETUP_TABLE task that reports no rows written"},
+			{Status: inspect.Fail, Where: "CYCLE", Message: "CYCLE has a dependency cycle: "},
+			{Status: inspect.Fail, Where: "GOOD", Message: "depends on pipeline id " + itoa(old) + " "},
+			{Status: inspect.Warn, Where: "GOOD.t", Message: "no handler reads the parameter UNUSED"},
+			{Status: inspect.Fail, Where: "X_DOWN", Message: "pipeline dependencies form a cycle (X_DOWN -> X_UP -> X_DOWN)"},
+			{Status: inspect.Fail, Where: "X_UP", Message: "pipeline dependencies form a cycle (X_UP -> X_DOWN -> X_UP)"},
+		}
+		if len(v.Findings) != len(want) {
+			t.Fatalf("findings %+v", v.Findings)
+		}
+		for i, f := range v.Findings {
+			if f.Status != want[i].Status || f.Where != want[i].Where || !strings.Contains(f.Message, want[i].Message) {
+				t.Errorf("finding %d: %+v, want %+v", i, f, want[i])
+			}
+		}
+		if v.Pipelines != 5 || v.Tasks != 7 || v.Failed != 7 || v.Warnings != 1 || v.Schema != inspect.SchemaValidation {
+			t.Fatalf("counts: %+v", v)
+		}
+
+		req.PipelineCode = "GOOD"
+		v, err = inspect.Validate(ctx, db, req)
+		if err != nil || v.Pipelines != 1 || v.Tasks != 1 || v.Failed != 1 || v.Warnings != 1 {
+			t.Fatalf("GOOD alone: %+v %v", v, err)
+		}
+		req.PipelineCode = "OLD"
+		_, err = inspect.Validate(ctx, db, req)
+		wantCode(t, err, exit.Metadata, `no active pipeline has the code "OLD"`)
+	})
+}
