@@ -34,18 +34,25 @@ type app struct {
 // commands returns every subcommand, in the order `--help` lists them.
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
+		a.runCommand(),
+		a.reconcileCommand(),
 		a.initDBCommand(),
 		a.migrateCommand(),
 		a.doctorCommand(),
 		a.setupCommand(),
 		a.quickstartCommand(),
+		a.pauseCommand(),
+		a.resumeCommand(),
 		a.listCommand(),
 		a.graphCommand(),
 		a.stepsCommand(),
 		a.statusCommand(),
 		a.historyCommand(),
 		a.auditCommand(),
+		a.cloneCommand(),
 		a.validateCommand(),
+		a.rehashCommand(),
+		a.upgradeTargetsCommand(),
 	}
 }
 
