@@ -5,11 +5,16 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
-// validationHandlers are the task handlers validate checks tasks with.
-func validationHandlers() handler.Registry { return handler.Registry{} }
+// handlers are the task handlers of this build, by HANDLER value: run
+// performs attempts with them and validate checks parameters with them.
+func handlers() handler.Registry {
+	return handler.Registry{pipeline.HandlerSQL: sqltask.New()}
+}
 
 func (a *app) validateCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -30,7 +35,7 @@ func (a *app) validateCommand() *cobra.Command {
 		}
 		defer db.Close()
 		v, err := inspect.Validate(cmd.Context(), db, inspect.ValidateRequest{
-			PipelineCode: pipe.code, Handlers: validationHandlers(), ProjectDir: cfg.ProjectDir})
+			PipelineCode: pipe.code, Handlers: handlers(), ProjectDir: cfg.ProjectDir})
 		if err != nil {
 			return err
 		}

@@ -244,23 +244,31 @@ func (db *DB) begin(ctx context.Context) (*Tx, *sql.Conn, error) {
 	if err != nil {
 		return nil, nil, exit.Wrap(exit.EngineDB, err, "could not connect to the Engine DB")
 	}
-	var state *connState
-	if err := conn.Raw(func(dc any) error { state = db.d.connState(dc); return nil }); err != nil {
+	tx, err := db.beginOn(ctx, conn)
+	if err != nil {
 		conn.Close()
 		return nil, nil, err
 	}
+	return tx, conn, nil
+}
+
+// beginOn begins a transaction on conn that carries the context's actor,
+// purpose and migration. The caller keeps conn.
+func (db *DB) beginOn(ctx context.Context, conn *sql.Conn) (*Tx, error) {
+	var state *connState
+	if err := conn.Raw(func(dc any) error { state = db.d.connState(dc); return nil }); err != nil {
+		return nil, err
+	}
 	sqlTx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		conn.Close()
-		return nil, nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
+		return nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
 	}
 	tx := &Tx{tx: sqlTx, d: db.d, state: state}
 	if err := db.d.setScope(ctx, tx, ScopeOf(ctx)); err != nil {
 		sqlTx.Rollback()
-		conn.Close()
-		return nil, nil, exit.Wrap(exit.EngineDB, err, "could not set the transaction's actor")
+		return nil, exit.Wrap(exit.EngineDB, err, "could not set the transaction's actor")
 	}
-	return tx, conn, nil
+	return tx, nil
 }
 
 // dialect is what differs between Engine DB kinds.

@@ -58,6 +58,9 @@ type EngineState interface {
 	// CreatedInRun reports whether a SUCCESS CREATE_TABLE task of this
 	// pipeline created the target in this run.
 	CreatedInRun(ctx context.Context, target string) (bool, error)
+	// Writers returns the SQL actions the pipeline's active tasks perform on
+	// the target (SETUP_TABLE adds the audit columns of the real writer).
+	Writers(ctx context.Context, target string) ([]string, error)
 }
 
 // Count is a row count a handler reports; nil fields stay NULL.

@@ -47,7 +47,7 @@ func checkCodes(ctx context.Context, db *engine.DB) error {
 	}
 	if len(bad) > 0 {
 		return exit.Errorf(exit.Migration,
-			"nothing was applied: %d pipeline or task code(s) break the code rule (an ASCII letter, then letters, digits and underscores, at most 128 characters), inactive rows included:\n  %s\nrename them in a project migration, then run `etl-craft migrate` again",
+			"nothing was applied: %d pipeline or task code(s) break the code rule (an ASCII letter, then letters, digits and underscores, at most 128 characters), inactive rows included:\n  %s\nrename them with UPDATE statements in the sqlite3 shell or psql (an Engine DB that still needs this check has no write guards yet), then run `etl-craft migrate` again",
 			len(bad), strings.Join(bad, "\n  "))
 	}
 	return nil

@@ -268,12 +268,19 @@ func (r *Runner) migrate(ctx context.Context, streams []Stream) ([]File, error) 
 // changed tables get their guard and capture triggers.
 var createOrAlterTable = regexp.MustCompile(`(?i)\b(ALTER|CREATE)\s+TABLE\b`)
 
-// apply runs one file and its ledger row in one transaction.
+// apply runs one file and its ledger row in one transaction: the guarded
+// rebuild transaction (engine.DB.RebuildTx) for an ENGINE file with the
+// rebuild-metadata marker, a plain one otherwise.
 func (r *Runner) apply(ctx context.Context, f File) error {
 	if f.Source == Project {
 		ctx = engine.WithMigration(ctx, f.Name)
 	}
-	err := r.DB.Tx(ctx, func(tx *engine.Tx) error {
+	inTx := r.DB.Tx
+	if f.Source == Engine && f.HasMarker(RebuildMetadata) {
+		plan := rebuildPlan(f.Text)
+		inTx = func(ctx context.Context, fn func(*engine.Tx) error) error { return r.DB.RebuildTx(ctx, plan, fn) }
+	}
+	err := inTx(ctx, func(tx *engine.Tx) error {
 		for _, s := range r.split(f.Text) {
 			if err := tx.ExecRaw(ctx, s.Text); err != nil {
 				return statementError(f.Label(), s, err)

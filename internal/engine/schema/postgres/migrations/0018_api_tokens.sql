@@ -1,0 +1,17 @@
+-- Bearer credentials of the HTTP API: only the SHA-256 of each token is kept.
+-- The trigger refresh guards the table like an AUD_ table.
+
+CREATE TABLE CFG_API_TOKENS (
+    TOKEN_ID     BIGSERIAL PRIMARY KEY,
+    NAME         VARCHAR(128) NOT NULL,
+    TOKEN_SHA256 VARCHAR(64) NOT NULL UNIQUE,
+    ROLE         VARCHAR(16) NOT NULL CHECK (ROLE IN ('viewer', 'operator', 'admin')),
+    PROJECT_ID   BIGINT,
+    CREATED_BY   VARCHAR(128) NOT NULL,
+    CREATED_AT   TIMESTAMP NOT NULL,
+    EXPIRES_AT   TIMESTAMP,
+    REVOKED_AT   TIMESTAMP
+);
+
+COMMENT ON TABLE CFG_API_TOKENS IS
+    'Bearer tokens of the HTTP API. Only the SHA-256 of a token is stored; a revoked or expired token is refused.';

@@ -1,0 +1,3 @@
+-- PostgreSQL rewrites a table comment. SQLite keeps no comments.
+
+SELECT 1;

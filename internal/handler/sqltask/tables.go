@@ -1,0 +1,270 @@
+package sqltask
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/fault"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// This file holds the actions that create, replace, append to and drop
+// whole tables.
+
+// createTable replaces the target with the SELECT's rows, creating it with
+// the identity columns and ROW_ID.
+func (j *job) createTable(ctx context.Context) (handler.Result, error) {
+	stage, cols, r, err := j.stageSource(ctx)
+	if err != nil {
+		return r, err
+	}
+	if err := fault.Point(FaultBeforePublish); err != nil {
+		return r, err
+	}
+	const step = "publish the replacement"
+	if err := j.dropTarget(ctx, step); err != nil {
+		return r, err
+	}
+	audit := auditColumns(CreateTable)
+	if err := j.createTarget(ctx, step, cols, audit); err != nil {
+		return r, err
+	}
+	b := &binder{d: j.w}
+	sets := append(j.copied(cols, nil), j.stamps(b, nil, audit, "")...)
+	if err := j.exec(ctx, step, j.insertSelect(sets, stage, ""), b.args...); err != nil {
+		return r, err
+	}
+	return j.published(ctx, r, nil)
+}
+
+// ownRows is the condition of the target rows this task run wrote.
+func (j *job) ownRows(tcols []warehouse.ColumnInfo) string {
+	return j.q(j.engineColumn(tcols, colTaskRunID)) + " = " + j.w.Placeholder(1, warehouse.BigInt)
+}
+
+// published ends a replacement of the target with columns tcols (nil: as
+// created): the fault point after publishing, the counts, the commit, and
+// the target's hash version forgotten.
+func (j *job) published(ctx context.Context, r handler.Result, tcols []warehouse.ColumnInfo) (handler.Result, error) {
+	if err := fault.Point(FaultAfterPublish); err != nil {
+		return r, err
+	}
+	var err error
+	if r.InsertCount, err = j.rowCount(ctx, j.tgt.table, j.ownRows(tcols), j.t.TaskRunID); err != nil {
+		return r, err
+	}
+	if r.TargetCount, err = j.rowCount(ctx, j.tgt.table, ""); err != nil {
+		return r, err
+	}
+	if err := j.finish(ctx); err != nil {
+		return r, err
+	}
+	return r, j.clearHashVersion(ctx)
+}
+
+// stageSource stages the SELECT and counts its rows as the SOURCE_COUNT.
+func (j *job) stageSource(ctx context.Context) (warehouse.Table, []warehouse.ColumnInfo, handler.Result, error) {
+	var r handler.Result
+	stage, cols, err := j.stage(ctx, false)
+	if err == nil {
+		r.SourceCount, err = j.rowCount(ctx, stage, "")
+	}
+	return stage, cols, r, err
+}
+
+// rowCount is countRows as a reported count.
+func (j *job) rowCount(ctx context.Context, t warehouse.Table, where string, args ...any) (handler.Count, error) {
+	n, err := j.countRows(ctx, t, where, args...)
+	return handler.Int(n), err
+}
+
+// overwriteTable replaces every row of the existing target, keeping its
+// definition (adding new SELECT columns when SCHEMA_EVOLUTION is true).
+func (j *job) overwriteTable(ctx context.Context) (handler.Result, error) {
+	audit := auditColumns(OverwriteTable)
+	tcols, stage, cols, r, err := j.stageInto(ctx, audit)
+	if err != nil {
+		return r, err
+	}
+	added, err := j.drift(tcols, cols)
+	if err != nil {
+		return r, err
+	}
+	if err := fault.Point(FaultBeforePublish); err != nil {
+		return r, err
+	}
+	const step = "publish the replacement"
+	if err := j.evolve(ctx, added); err != nil {
+		return r, err
+	}
+	if err := j.exec(ctx, step, "DELETE FROM "+j.qualified(j.tgt.table)); err != nil {
+		return r, err
+	}
+	b := &binder{d: j.w}
+	sets := append(j.copied(cols, tcols), j.stamps(b, tcols, audit, "")...)
+	if err := j.exec(ctx, step, j.insertSelect(sets, stage, ""), b.args...); err != nil {
+		return r, err
+	}
+	return j.published(ctx, r, tcols)
+}
+
+// drift compares the SELECT's columns with the target's own (not
+// engine-managed) ones: a column the SELECT no longer returns is refused,
+// and so is a new one unless SCHEMA_EVOLUTION is true. It returns the new
+// columns to add.
+func (j *job) drift(tcols, cols []warehouse.ColumnInfo) ([]warehouse.ColumnInfo, error) {
+	var dropped []string
+	for _, c := range userColumns(tcols) {
+		if _, ok := column(cols, c.Name); !ok {
+			dropped = append(dropped, c.Name)
+		}
+	}
+	if len(dropped) > 0 {
+		return nil, j.guard("the SELECT does not return %s, which the target has: return %s (NULL AS %s if need be), or drop %s from the target yourself",
+			strings.Join(dropped, ", "), plural(len(dropped), "it", "them"), dropped[0], plural(len(dropped), "it", "them"))
+	}
+	var added []warehouse.ColumnInfo
+	for _, c := range cols {
+		if _, ok := column(tcols, c.Name); !ok {
+			added = append(added, c)
+		}
+	}
+	if len(added) > 0 && !j.s.evolve {
+		return nil, j.guard("the SELECT returns %s, which the target lacks: set %s=true to add %s, or add %s with ALTER TABLE",
+			strings.Join(names(added), ", "), pSchemaEvolution, plural(len(added), "it", "them"), plural(len(added), "it", "them"))
+	}
+	return added, nil
+}
+
+// evolve adds the new SELECT columns to the target, nullable, with their
+// full types.
+func (j *job) evolve(ctx context.Context, added []warehouse.ColumnInfo) error {
+	for _, c := range added {
+		j.log.Info("adding a column to the target", "column", c.Name, "type", c.Type)
+		if err := j.exec(ctx, "add the SELECT's new columns", "ALTER TABLE "+j.qualified(j.tgt.table)+" ADD COLUMN "+j.q(c.Name)+" "+c.Type); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendTable adds the SELECT's rows to the existing target. A retried
+// attempt first removes the rows an earlier attempt of the same task run
+// wrote (TASK_RUN_ID), so the batch is never there twice.
+func (j *job) appendTable(ctx context.Context) (handler.Result, error) {
+	audit := auditColumns(AppendTable)
+	tcols, stage, cols, r, err := j.stageInto(ctx, audit)
+	if err != nil {
+		return r, err
+	}
+	own := j.ownRows(tcols)
+	earlier, err := j.countRows(ctx, j.tgt.table, own, j.t.TaskRunID)
+	if err != nil {
+		return r, err
+	}
+	if earlier > 0 {
+		j.log.Info("replacing the rows an earlier attempt of this task run appended", "rows", earlier)
+		if err := j.exec(ctx, "remove this task run's earlier batch", "DELETE FROM "+j.qualified(j.tgt.table)+" WHERE "+own, j.t.TaskRunID); err != nil {
+			return r, err
+		}
+	}
+	b := &binder{d: j.w}
+	sets := append(j.copied(cols, tcols), j.stamps(b, tcols, audit, "")...)
+	if err := j.exec(ctx, "append the SELECT's rows", j.insertSelect(sets, stage, ""), b.args...); err != nil {
+		return r, err
+	}
+	if r.InsertCount, err = j.rowCount(ctx, j.tgt.table, own, j.t.TaskRunID); err != nil {
+		return r, err
+	}
+	if r.TargetCount, err = j.rowCount(ctx, j.tgt.table, ""); err != nil {
+		return r, err
+	}
+	return r, j.finish(ctx)
+}
+
+// setupWriter returns the action whose audit columns a SETUP_TABLE target
+// takes: the one action of the pipeline's tasks that write it, else
+// SETUP_FOR. Conflicting writers are refused.
+func (j *job) setupWriter(ctx context.Context) (string, error) {
+	var found []string
+	all, err := j.t.Engine.Writers(ctx, j.tgt.key)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range all {
+		if slices.Contains(writers, a) && !slices.Contains(found, a) {
+			found = append(found, a)
+		}
+	}
+	switch {
+	case len(found) > 1:
+		return "", j.guard("this pipeline's tasks write the target with %s: a target takes one writer's audit columns, so keep one",
+			strings.Join(found, " and "))
+	case len(found) == 1 && j.s.setupFor != "" && j.s.setupFor != found[0]:
+		return "", j.guard("%s is %s, but this pipeline writes the target with %s: make them agree", pSetupFor, j.s.setupFor, found[0])
+	case len(found) == 1:
+		return found[0], nil
+	case j.s.setupFor == "":
+		return "", j.guard("no task of this pipeline writes the target, so %s cannot tell which audit columns it needs: set %s to one of %s",
+			SetupTable, pSetupFor, strings.Join(writers, ", "))
+	}
+	return j.s.setupFor, nil
+}
+
+// setupTable creates the target empty, from the SELECT's shape, with its
+// writer's audit columns; an existing target is left untouched (the
+// SELECT's columns are checked all the same). A merge
+// target it creates is recorded with change-hash version 2.
+func (j *job) setupTable(ctx context.Context) (handler.Result, error) {
+	writer, err := j.setupWriter(ctx)
+	if err != nil {
+		return handler.Result{}, err
+	}
+	_, cols, err := j.stage(ctx, true)
+	if err != nil {
+		return handler.Result{}, err
+	}
+	tcols, err := j.describeTarget(ctx)
+	if err != nil {
+		return handler.Result{}, err
+	}
+	var r handler.Result
+	if len(tcols) > 0 {
+		j.log.Info("the target exists: SETUP_TABLE leaves it as it is")
+		r.TargetCount, err = j.rowCount(ctx, j.tgt.table, "")
+		return r, err
+	}
+	if err := j.createTarget(ctx, "create the target", cols, auditColumns(writer)); err != nil {
+		return r, err
+	}
+	r.TargetCount = handler.Int(0)
+	if err := j.finish(ctx); err != nil {
+		return r, err
+	}
+	if slices.Contains(merges, writer) {
+		return r, j.t.Engine.SetHashVersion(ctx, j.tgt.key, 2)
+	}
+	return r, j.clearHashVersion(ctx)
+}
+
+// dropTable drops the target, but only one that a successful CREATE_TABLE
+// task of this pipeline created in this run; dropping again is fine.
+func (j *job) dropTable(ctx context.Context) (handler.Result, error) {
+	created, err := j.t.Engine.CreatedInRun(ctx, j.tgt.key)
+	if err != nil {
+		return handler.Result{}, err
+	}
+	if !created {
+		return handler.Result{}, j.guard("%s drops only a table that a %s task of this pipeline created successfully in this run, and none did",
+			DropTable, CreateTable)
+	}
+	if err := j.dropTarget(ctx, "drop the target"); err != nil {
+		return handler.Result{}, err
+	}
+	if err := j.finish(ctx); err != nil {
+		return handler.Result{}, err
+	}
+	return handler.Result{}, j.clearHashVersion(ctx)
+}
