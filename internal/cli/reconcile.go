@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etl-craft/etl-craft/internal/run"
+)
+
+func (a *app) reconcileCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reconcile",
+		Short: "Fence the attempts whose process stopped renewing its lease, and release their runs",
+		Long: "reconcile finds the CLAIMED and RUNNING attempts whose lease expired. On this host, an attempt\n" +
+			"whose process is gone is recorded LOST, and one whose process is alive but stuck is recorded\n" +
+			"LOST and its process stopped; another host's attempt is recorded LOST once its lease has been\n" +
+			"expired for two more lease periods. The task then reads FAILED, naming the lost owner, and is\n" +
+			"retried when its RETRIES allow. Runs whose supervisor's lease expired, and that have no live\n" +
+			"attempt, are released so the next run resumes them. Every run does this first.",
+		Args: cobra.NoArgs,
+	}
+	pipe := addPipelineFlag(cmd, false, "only this pipeline's work")
+	var taskCode string
+	cmd.Flags().StringVar(&taskCode, "task_code", "", "only this task's attempts (needs --pipeline_code)")
+	format := addFormatFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if taskCode != "" && pipe.code == "" {
+			return usagef("--task_code needs --pipeline_code")
+		}
+		s, err := a.openSession(cmd)
+		if err != nil {
+			return err
+		}
+		defer s.db.Close()
+		a.record(s.ctx, s.db, cmd, pipe.code, taskCode)
+		sup := run.New(run.Options{DB: s.db, Logger: a.logger()})
+		rec, err := sup.Reconcile(s.ctx, run.Scope{PipelineCode: pipe.code, TaskCode: taskCode})
+		if err != nil {
+			return err
+		}
+		if format.json() {
+			return a.printJSON(reconciliationDocument(rec))
+		}
+		for _, l := range rec.Lost {
+			line := fmt.Sprintf("LOST\t%s.%s\tattempt_id=%d\tpipeline_run_id=%d\towner=%s",
+				l.PipelineCode, l.TaskCode, l.AttemptID, l.PipelineRunID, l.Owner)
+			if l.Stopped {
+				line += "\tprocess stopped"
+			}
+			if l.RetryAttemptID != 0 {
+				line += fmt.Sprintf("\tretry queued: attempt_id=%d", l.RetryAttemptID)
+			}
+			a.printf("%s\n", line)
+		}
+		for _, id := range rec.Released {
+			a.printf("RELEASED\tpipeline_run_id=%d\n", id)
+		}
+		a.printf("reconcile: %d attempt(s) LOST, %d run(s) released\n", len(rec.Lost), len(rec.Released))
+		return nil
+	}
+	return cmd
+}
+
+// reconciliationDocument is the JSON form of a reconciliation:
+// etl-craft/reconciliation/1.
+func reconciliationDocument(rec run.Reconciliation) map[string]any {
+	lost := make([]map[string]any, 0, len(rec.Lost))
+	for _, l := range rec.Lost {
+		lost = append(lost, map[string]any{
+			"attempt_id": l.AttemptID, "task_run_id": l.TaskRunID, "pipeline_run_id": l.PipelineRunID,
+			"pipeline_code": l.PipelineCode, "task_code": l.TaskCode, "attempt_number": l.Number,
+			"owner_id": l.Owner, "process_stopped": l.Stopped, "retry_attempt_id": nullable(l.RetryAttemptID),
+		})
+	}
+	released := rec.Released
+	if released == nil {
+		released = []int64{}
+	}
+	return map[string]any{"schema": "etl-craft/reconciliation/1", "lost_attempts": lost, "released_run_ids": released}
+}

@@ -1,0 +1,359 @@
+package run
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/fault"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+)
+
+// Why an attempt's context ended.
+var (
+	// errInterrupted: the command was interrupted (SIGINT, SIGTERM, SIGHUP).
+	errInterrupted = errors.New("the run was interrupted")
+	// errLeaseLost: the attempt's lease was fenced by a reconciler.
+	errLeaseLost = errors.New("the attempt lost its heartbeat: its lease was fenced")
+	// errRunEnded: the run was ended or taken by someone else meanwhile.
+	errRunEnded = errors.New("the run was ended or taken over by another process")
+)
+
+// timedOut is the cause of an attempt that passed its time limit.
+type timedOut struct{ limit time.Duration }
+
+func (t timedOut) Error() string { return fmt.Sprintf("timed out after %s and was stopped", t.limit) }
+
+// slot is one attempt to execute: a task of a run, and the QUEUED attempt to
+// claim, when one is waiting (a retry).
+type slot struct {
+	run    runRow
+	g      *pipeline.Graph
+	task   *pipeline.Task
+	policy Policy
+	force  bool
+	// queued is the waiting attempt to claim; zero queues a new one.
+	queued queued
+}
+
+// result is what became of an attempt.
+type result struct {
+	task *pipeline.Task
+	// status is the task's summary status afterwards: SUCCESS, FAILED, or
+	// IN-PROGRESS when a retry is queued.
+	status string
+	up     upstream
+	// retry is the queued next attempt and when it is due.
+	retry     *queued
+	retryDue  time.Time
+	taskRunID int64
+	message   string
+	// err is a failure to bind or record the attempt (a stale transition,
+	// an injected fault before binding, an Engine DB error); the attempt's
+	// own failure is not an error.
+	err error
+}
+
+// execute binds, runs and records one attempt in this goroutine. ctx ends
+// when the run is interrupted; its cause says why.
+func (s *Supervisor) execute(ctx context.Context, sl slot) result {
+	res := result{task: sl.task}
+	if err := fault.Point("runner.after_timeout"); err != nil {
+		res.err = err
+		return res
+	}
+	rctx := context.WithoutCancel(ctx) // records are written even after an interruption
+	owner := NewOwner()
+	q := sl.queued
+	var path string
+	// The work starts in this goroutine as soon as the attempt is bound:
+	// claiming and starting it commit together.
+	err := inTx(rctx, s.opts.DB, func(tx *wtx) error {
+		now := time.Now()
+		if q.AttemptID == 0 {
+			var err error
+			if q, err = queueAttempt(rctx, tx, sl.run.ID, sl.task.ID, nil, now); err != nil {
+				return err
+			}
+		}
+		if err := claimAttempt(rctx, tx, q.AttemptID, owner, now); err != nil {
+			return err
+		}
+		path = logPath(s.opts.LogDir, sl.g.Pipeline.Code, sl.run.ID, sl.task.Code, q.Number)
+		return startAttempt(rctx, tx, q.AttemptID, owner, path, now)
+	})
+	if err != nil {
+		res.err = err
+		return res
+	}
+	res.taskRunID = q.TaskRunID
+	t := &handler.Task{
+		PipelineID: sl.g.Pipeline.ID, PipelineRunID: sl.run.ID, TaskRunID: q.TaskRunID, AttemptID: q.AttemptID,
+		AttemptNumber: q.Number, PipelineCode: sl.g.Pipeline.Code, TaskCode: sl.task.Code,
+		RefreshType: sl.g.Pipeline.RefreshType, Backfill: sl.run.Backfill, Force: sl.force,
+		Params: sl.task.Params, ProjectDir: s.opts.ProjectDir,
+	}
+	if d, err := time.Parse(time.DateOnly, sl.run.RunDate); err == nil {
+		t.RunDate = d
+	}
+	if s.opts.Warehouse != nil {
+		t.Warehouse = s.opts.Warehouse.Acquire
+	}
+	if s.opts.EngineState != nil {
+		t.Engine = s.opts.EngineState(t)
+	}
+	a := &attempt{s: s, slot: sl, task: t, owner: owner, q: q, path: path}
+	return a.run(ctx, rctx)
+}
+
+// attempt is one bound attempt.
+type attempt struct {
+	s     *Supervisor
+	slot  slot
+	task  *handler.Task
+	owner string
+	q     queued
+	path  string
+	log   *attemptLog
+}
+
+// run does the bound attempt's work and records its outcome.
+func (a *attempt) run(ctx, rctx context.Context) result {
+	o := a.work(ctx, rctx)
+	if a.log != nil {
+		a.log.log.Info("attempt ended", "status", o.Status, "error", o.Error)
+		o.Log = taskLog(o.Result, a.log.tail())
+		a.log.close()
+	}
+	return a.record(rctx, o)
+}
+
+// work runs the handler and returns the outcome to record.
+func (a *attempt) work(ctx, rctx context.Context) outcome {
+	s, t := a.s, a.task
+	if err := fault.Point("runner.after_bind"); err != nil {
+		return failure(err)
+	}
+	l, err := openAttemptLog(a.path, t, s.opts.AttemptLogLevel)
+	if err != nil {
+		return failure(err)
+	}
+	a.log, t.Log = l, l.log
+	h, err := s.opts.Handlers.For(a.slot.task.Handler)
+	if err != nil {
+		return failure(err)
+	}
+	s.log.Info("task started", "pipeline", t.PipelineCode, "task", t.TaskCode, "pipeline_run_id", t.PipelineRunID,
+		"attempt", t.AttemptNumber)
+	l.log.Info("attempt started", "handler", a.slot.task.Handler, "timeout", a.slot.policy.Timeout.String())
+
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if lim := a.slot.policy.Timeout; lim > 0 {
+		timer := time.AfterFunc(lim, func() { cancel(timedOut{lim}) })
+		defer timer.Stop()
+	}
+	stopBeat := a.heartbeat(rctx, cancel)
+	defer stopBeat()
+
+	type returned struct {
+		r   handler.Result
+		err error
+	}
+	done := make(chan returned, 1)
+	go func() {
+		var ret returned
+		defer func() {
+			if p := recover(); p != nil {
+				l.log.Error("the handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				ret.err = exit.Errorf(exit.Handler, "the %s handler failed unexpectedly: %v", a.slot.task.Handler, p)
+			}
+			done <- ret
+		}()
+		ret.r, ret.err = h.Run(hctx, t)
+	}()
+	var ret returned
+	select {
+	case ret = <-done:
+	case <-hctx.Done():
+		select {
+		case ret = <-done:
+		case <-time.After(StopGrace):
+			l.log.Error("the handler did not stop within the grace period; its work is abandoned", "grace", StopGrace.String())
+			ret.err = context.Cause(hctx)
+		}
+	}
+	r, herr := ret.r, ret.err
+	if herr == nil {
+		return outcome{Status: AttemptSuccess, Result: r}
+	}
+	o := failure(herr)
+	o.Result = r
+	switch cause := context.Cause(hctx); {
+	case errors.As(cause, new(timedOut)):
+		o.Status, o.Error, o.Retryable = AttemptTimedOut, cause.Error(), true
+	case errors.Is(cause, errInterrupted):
+		o.Error, o.Retryable = "was stopped because the run was interrupted", false
+	case cause != nil:
+		o.Error, o.Retryable = cause.Error(), false
+	}
+	l.log.Error("attempt failed", "error", herr.Error())
+	return o
+}
+
+// failure is the outcome of an attempt that failed with err.
+func failure(err error) outcome {
+	return outcome{Status: AttemptFailed, Error: oneLine(err.Error()), ExitCode: exit.CodeOf(err), Retryable: handler.Retryable(err)}
+}
+
+// oneLine returns the first line of a message.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
+}
+
+// heartbeat renews the attempt's lease every RenewEvery until stopped. A
+// fenced lease cancels the attempt's work.
+func (a *attempt) heartbeat(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
+	quit := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(a.s.renewEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+			err := inTx(ctx, a.s.opts.DB, func(tx *wtx) error {
+				return renewAttempt(ctx, tx, a.q.AttemptID, a.owner, time.Now())
+			})
+			if exit.Is(err, exit.StaleTransition) {
+				a.s.log.Error("an attempt lost its lease and is being stopped", "task", a.task.TaskCode,
+					"attempt_id", a.q.AttemptID, "error", err)
+				cancel(errLeaseLost)
+				return
+			}
+			if err != nil {
+				a.s.log.Warn("could not renew an attempt's lease; trying again", "attempt_id", a.q.AttemptID, "error", err)
+			}
+		}
+	}()
+	return func() { close(quit) }
+}
+
+// record writes the outcome and its summary in one transaction, with the
+// next attempt when the failure is retried, and returns the result. When
+// the outcome cannot be written for another reason than a stale transition,
+// the attempt is recorded FAILED with that reason instead.
+func (a *attempt) record(ctx context.Context, o outcome) result {
+	res := a.write(ctx, o)
+	if res.err == nil || exit.Is(res.err, exit.StaleTransition) || o.OnBehalf {
+		return res
+	}
+	a.s.log.Error("could not record the attempt's outcome; recording it FAILED", "task", a.slot.task.Code,
+		"attempt_id", a.q.AttemptID, "outcome", o.Status, "error", res.err)
+	f := failure(res.err)
+	f.Log, f.OnBehalf = o.Log, true
+	return a.write(ctx, f)
+}
+
+// write records one outcome.
+func (a *attempt) write(ctx context.Context, o outcome) result {
+	sl := a.slot
+	res := result{task: sl.task, taskRunID: a.q.TaskRunID, message: o.Error}
+	if o.Status == AttemptSuccess {
+		o.ExitCode = exit.Success
+	}
+	err := inTxRetrying(ctx, a.s.opts.DB, func(tx *wtx) error {
+		now := time.Now()
+		res.retry = nil
+		if err := finishAttempt(ctx, tx, a.q.AttemptID, a.owner, o, now); err != nil {
+			return err
+		}
+		if o.Status == AttemptSuccess || !o.Retryable {
+			return nil
+		}
+		next, due, err := queueRetry(ctx, tx, sl.run.ID, sl.task.ID, a.q, sl.policy, now)
+		res.retry, res.retryDue = next, due
+		return err
+	})
+	if err != nil {
+		res.err = err
+		return res
+	}
+	if err := fault.Point("child.after_outcome"); err != nil {
+		a.s.log.Error("a fault after the outcome was recorded; the outcome stands", "task", sl.task.Code, "error", err)
+	}
+	res.status = summaryOf(o.Status)
+	res.up = upstream{Status: res.status, RowsWritten: nullInt(o.Result.RowsWritten), TargetCount: nullInt(o.Result.TargetCount)}
+	if res.retry != nil {
+		res.status = TaskInProgress
+		a.s.log.Info("task failed; retry queued", "task", sl.task.Code, "attempt", a.q.Number, "status", o.Status,
+			"error", o.Error, "retry_at", res.retryDue.UTC().Format(time.RFC3339))
+	} else if o.Status != AttemptSuccess {
+		a.s.log.Warn("task failed", "task", sl.task.Code, "attempt", a.q.Number, "status", o.Status, "error", o.Error)
+	} else {
+		a.s.log.Info("task succeeded", "task", sl.task.Code, "attempt", a.q.Number)
+	}
+	return res
+}
+
+// queueRetry queues the next attempt of a failed one when its policy has
+// retries left and the run is still IN-PROGRESS. The budget counts the
+// persisted retries since the task's last first execution (an attempt queued
+// without NOT_BEFORE), so a restart grants nothing.
+func queueRetry(ctx context.Context, tx *wtx, runID, taskID int64, failed queued, p Policy, now time.Time) (*queued, time.Time, error) {
+	var fresh int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(ATTEMPT_NUMBER), 0) FROM AUD_TASK_ATTEMPTS
+		WHERE TASK_RUN_ID = $1 AND NOT_BEFORE IS NULL AND ATTEMPT_NUMBER <= $2`, failed.TaskRunID, failed.Number).Scan(&fresh); err != nil {
+		return nil, time.Time{}, exit.Wrap(exit.EngineDB, err, "could not count the retries of task_run_id=%d", failed.TaskRunID)
+	}
+	used := failed.Number - fresh
+	if used >= p.Retries {
+		return nil, time.Time{}, nil
+	}
+	var status string
+	if err := tx.QueryRowContext(ctx, "SELECT STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", runID).
+		Scan(&status); err != nil || status != RunInProgress {
+		return nil, time.Time{}, exit.Wrap(exit.EngineDB, err, "could not read pipeline_run_id=%d", runID)
+	}
+	due := now.Add(p.RetryDelay(used + 1))
+	next, err := queueAttempt(ctx, tx, runID, taskID, &due, now)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return &next, due, nil
+}
+
+func nullInt(c handler.Count) (n sql.NullInt64) {
+	if c != nil {
+		n.Int64, n.Valid = *c, true
+	}
+	return n
+}
+
+// waitUntil sleeps until t or until ctx ends.
+func waitUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-timer.C:
+		return nil
+	}
+}

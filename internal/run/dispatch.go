@@ -1,0 +1,525 @@
+package run
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+)
+
+// state is where a task stands in a supervisor's session.
+type state int
+
+const (
+	// pending: may start once its dependencies allow.
+	pending state = iota
+	// running: an attempt of this supervisor runs.
+	running
+	// retrying: a retry is queued and starts when due; it holds no slot.
+	retrying
+	// foreign: another process runs an attempt of it.
+	foreign
+	// Settled: succeeded, skipped, or failed and not started again in
+	// this session.
+	succeeded
+	skipped
+	failed
+)
+
+// task is one task of the run in the dispatcher.
+type task struct {
+	t      *pipeline.Task
+	policy Policy
+	st     state
+	// up is how the task ended, for its dependents.
+	up upstream
+	// queued is the waiting attempt of a retrying task, due at due.
+	queued queued
+	due    time.Time
+	// hasRow is set once the task has a summary row under the run.
+	hasRow bool
+	// done is set when the task settled in this session (force runs wait
+	// for it).
+	done bool
+}
+
+// dispatcher runs the ready tasks of one run, at most MaxParallel at once,
+// until nothing more can start.
+type dispatcher struct {
+	s       *Supervisor
+	g       *pipeline.Graph
+	run     runRow
+	owner   string
+	force   bool
+	tasks   []*task // in wave order
+	byID    map[int64]*task
+	running int
+	results chan result
+	// attempts is the context of the running attempts; stop ends it.
+	attempts context.Context
+	stop     context.CancelCauseFunc
+	// records is the context of writes that must happen even after the
+	// command was interrupted.
+	records context.Context
+	// failuresFinal is set once nothing else can start: failed tasks are
+	// then final, so FAILURE and ALWAYS edges on them are satisfied and
+	// SUCCESS edges never will be.
+	failuresFinal bool
+}
+
+// checkEvery is how often a running supervisor checks that its run is
+// still its own and its pipeline not paused.
+const checkEvery = time.Second
+
+// RunPipeline runs the pipeline's tasks under a new or resumed run and ends
+// the run when nothing more can start. It returns the outcome, or an error
+// when nothing could be recorded or the run could not go on.
+func (s *Supervisor) RunPipeline(ctx context.Context, req Request) (Outcome, error) {
+	g, policies, err := s.load(ctx, req.PipelineCode)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{PipelineCode: g.Pipeline.Code}
+	if paused, err := s.beforeRun(ctx, g, g.Tasks, &out); paused || err != nil {
+		return out, err
+	}
+	owner := NewOwner()
+	r, err := s.bindRun(ctx, g, req, owner)
+	if err != nil {
+		return out, err
+	}
+	s.log.Info("supervising a run", "pipeline", g.Pipeline.Code, "pipeline_run_id", r.ID, "run_key", r.Key)
+	d := &dispatcher{s: s, g: g, run: r, owner: owner, force: req.Force, byID: map[int64]*task{},
+		results: make(chan result, len(g.Tasks))}
+	for _, wave := range g.Waves() {
+		for _, t := range wave {
+			x := &task{t: t, policy: policies[t.ID]}
+			d.tasks = append(d.tasks, x)
+			d.byID[t.ID] = x
+		}
+	}
+	return d.supervise(ctx)
+}
+
+// supervise is the dispatch loop.
+func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
+	out := Outcome{PipelineCode: d.g.Pipeline.Code, RunID: d.run.ID, Status: RunInProgress}
+	d.records = context.WithoutCancel(ctx)
+	d.attempts, d.stop = context.WithCancelCause(d.records)
+	defer d.stop(nil)
+	if err := d.load(d.records); err != nil {
+		return out, d.abandon(err)
+	}
+	renew := time.NewTicker(d.s.renewEvery)
+	defer renew.Stop()
+	check := time.NewTicker(checkEvery)
+	defer check.Stop()
+	for {
+		if ctx.Err() != nil {
+			return d.interrupted(out, context.Cause(ctx))
+		}
+		if err := d.schedule(d.records); err != nil {
+			return out, d.abandon(err)
+		}
+		next, retrying := d.nextRetry()
+		if d.running == 0 && !retrying {
+			switch {
+			case d.count(foreign) > 0:
+				return d.leave(out, d.foreignDetail())
+			case d.count(pending) > 0 && !d.failuresFinal:
+				d.failuresFinal = true
+				continue
+			}
+			return d.finalize(ctx)
+		}
+		// Wait for an attempt to end or a retry to be due; a waiting retry
+		// holds no slot.
+		var due <-chan time.Time
+		if retrying {
+			due = time.After(time.Until(next))
+		}
+		select {
+		case r := <-d.results:
+			if err := d.settle(d.records, r); err != nil {
+				return out, d.abandon(err)
+			}
+		case <-due:
+		case <-ctx.Done():
+			return d.interrupted(out, context.Cause(ctx))
+		case <-renew.C:
+			if err := d.renew(); exit.Is(err, exit.StaleTransition) {
+				return out, d.abandon(err)
+			} else if err != nil {
+				d.s.log.Warn("could not renew the run's lease; trying again", "pipeline_run_id", d.run.ID, "error", err)
+			}
+		case <-check.C:
+			ended, detail, err := d.check(d.records)
+			switch {
+			case err != nil:
+				return out, d.abandon(err)
+			case ended != "":
+				return d.endedElsewhere(out, ended)
+			case detail != "":
+				d.s.log.Warn("the pipeline was paused: starting nothing more, waiting for the running tasks",
+					"pipeline", d.g.Pipeline.Code, "pipeline_run_id", d.run.ID)
+				return d.leave(out, detail)
+			}
+		}
+	}
+}
+
+// load reads the run's task runs and their active attempts.
+func (d *dispatcher) load(ctx context.Context) error {
+	rows, err := loadTaskRuns(ctx, d.s.opts.DB, d.run.ID)
+	if err != nil {
+		return err
+	}
+	for _, t := range d.tasks {
+		row, ok := rows[t.t.ID]
+		if !ok {
+			continue
+		}
+		t.hasRow, t.up = true, row.up
+		switch {
+		case row.attemptStatus == AttemptQueued:
+			t.st, t.queued, t.due = retrying, row.queued, row.notBefore
+		case row.attemptStatus != "":
+			t.st = foreign
+		case d.force:
+		case row.up.Status == TaskSuccess:
+			t.st = succeeded
+		case row.up.Status == TaskSkipped:
+			t.st = skipped
+		case row.up.Status == TaskCancelled:
+			t.st = failed
+		}
+	}
+	return nil
+}
+
+// taskRunRow is a task's summary under a run with its active attempt.
+type taskRunRow struct {
+	taskRunID     int64
+	up            upstream
+	count         int
+	message       string
+	attemptStatus string // "" when no attempt is active
+	owner         string
+	queued        queued
+	notBefore     time.Time
+}
+
+// loadTaskRuns reads every task run of a run, by task id.
+func loadTaskRuns(ctx context.Context, q engine.Querier, runID int64) (map[int64]taskRunRow, error) {
+	rows, err := q.QueryContext(ctx, `SELECT t.TASK_ID, t.TASK_RUN_ID, t.STATUS, t.ATTEMPT_COUNT, t.ROWS_WRITTEN, t.TARGET_COUNT,
+			t.ERROR_MESSAGE, a.ATTEMPT_ID, a.ATTEMPT_NUMBER, a.STATUS, a.OWNER_ID, a.NOT_BEFORE
+		FROM AUD_TASK_RUN_LOG t
+		LEFT JOIN AUD_TASK_ATTEMPTS a ON a.TASK_RUN_ID = t.TASK_RUN_ID AND a.STATUS IN ($2, $3, $4)
+		WHERE t.PIPELINE_RUN_ID = $1`, runID, AttemptQueued, AttemptClaimed, AttemptRunning)
+	if err != nil {
+		return nil, exit.Wrap(exit.EngineDB, err, "could not read the task runs of pipeline_run_id=%d", runID)
+	}
+	defer rows.Close()
+	out := map[int64]taskRunRow{}
+	for rows.Next() {
+		var taskID int64
+		var r taskRunRow
+		var msg, status, owner sql.NullString
+		var attemptID, number sql.NullInt64
+		var notBefore engine.Time
+		if err := rows.Scan(&taskID, &r.taskRunID, &r.up.Status, &r.count, &r.up.RowsWritten, &r.up.TargetCount,
+			&msg, &attemptID, &number, &status, &owner, &notBefore); err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read the task runs of pipeline_run_id=%d", runID)
+		}
+		r.message, r.attemptStatus, r.owner = msg.String, status.String, owner.String
+		r.queued = queued{TaskRunID: r.taskRunID, AttemptID: attemptID.Int64, Number: int(number.Int64)}
+		r.notBefore = notBefore.Time
+		out[taskID] = r
+	}
+	return out, rows.Err()
+}
+
+// schedule skips the tasks that can never run and starts the ready ones
+// while slots are free, in wave order so that skips cascade in one pass.
+func (d *dispatcher) schedule(ctx context.Context) error {
+	now := time.Now()
+	for _, t := range d.tasks {
+		switch t.st {
+		case retrying:
+			if d.running < d.s.opts.MaxParallel && !now.Before(t.due) {
+				d.start(t, t.queued)
+			}
+		case pending:
+			ready, unmet, err := d.judge(ctx, t)
+			if err != nil {
+				return err
+			}
+			switch {
+			case ready && d.running < d.s.opts.MaxParallel:
+				d.start(t, queued{})
+			case unmet != nil:
+				if err := d.skip(ctx, t, unmet); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// judge says whether a pending task is ready, or, with the reasons, that it
+// can never run under this run; neither means it waits.
+func (d *dispatcher) judge(ctx context.Context, t *task) (ready bool, unmet []string, err error) {
+	if d.force {
+		for _, u := range d.g.Upstreams(t.t) {
+			if !d.byID[u.ID].done {
+				return false, nil, nil
+			}
+		}
+		return true, nil, nil
+	}
+	need := t.t.Required()
+	sat, open := 0, 0
+	var cross []*pipeline.Dependency
+	for _, dep := range t.t.Deps {
+		if dep.CrossPipeline {
+			cross = append(cross, dep)
+			continue
+		}
+		u := d.byID[dep.UpstreamTaskID]
+		switch {
+		case u.st == succeeded || u.st == skipped || (u.st == failed && d.failuresFinal):
+			if satisfies(dep.Type, u.up) {
+				sat++
+			} else {
+				unmet = append(unmet, "upstream "+unmetText(dep, u.up))
+			}
+		default:
+			open++
+		}
+	}
+	switch {
+	case sat >= need:
+		return true, nil, nil
+	case sat+open+len(cross) < need:
+		return false, unmet, nil
+	case open > 0:
+		return false, nil, nil
+	}
+	// Every same-pipeline upstream has settled: the other pipelines decide.
+	n, reasons, err := d.s.gates.TaskDeps(ctx, d.run.ID, t.t, cross)
+	if err != nil {
+		return false, nil, err
+	}
+	if sat+n >= need {
+		return true, nil, nil
+	}
+	return false, append(unmet, reasons...), nil
+}
+
+// skip records a task that can never run as SKIPPED. A task that already
+// has a summary (it failed earlier) keeps it and is final.
+func (d *dispatcher) skip(ctx context.Context, t *task, unmet []string) error {
+	if t.hasRow {
+		t.st, t.done = failed, true
+		return nil
+	}
+	reason := "not run: its dependencies can never be met: " + strings.Join(unmet, "; ")
+	err := inTx(ctx, d.s.opts.DB, func(tx *wtx) error {
+		_, err := skipTask(ctx, tx, d.run.ID, t.t.ID, reason, time.Now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.s.log.Info("task skipped", "task", t.t.Code, "reason", reason)
+	t.st, t.hasRow, t.done, t.up = skipped, true, true, upstream{Status: TaskSkipped}
+	return nil
+}
+
+// start runs an attempt of the task in a goroutine.
+func (d *dispatcher) start(t *task, q queued) {
+	t.st = running
+	d.running++
+	sl := slot{run: d.run, g: d.g, task: t.t, policy: t.policy, force: d.force, queued: q}
+	go func() { d.results <- d.s.execute(d.attempts, sl) }()
+}
+
+// settle applies a finished attempt to its task.
+func (d *dispatcher) settle(ctx context.Context, r result) error {
+	d.running--
+	t := d.byID[r.task.ID]
+	if r.taskRunID != 0 {
+		t.hasRow = true
+	}
+	switch {
+	case exit.Is(r.err, exit.StaleTransition):
+		// Someone else changed the task meanwhile: take it as it is now.
+		d.s.log.Warn("a task changed under the supervisor", "task", t.t.Code, "error", r.err)
+		return d.reload(ctx, t)
+	case r.err != nil:
+		return r.err
+	case r.retry != nil:
+		t.st, t.queued, t.due = retrying, *r.retry, r.retryDue
+	case r.status == TaskSuccess:
+		t.st, t.up, t.done = succeeded, r.up, true
+	default:
+		t.st, t.up, t.done = failed, r.up, true
+	}
+	return nil
+}
+
+// reload reads a task's state after someone else changed it.
+func (d *dispatcher) reload(ctx context.Context, t *task) error {
+	rows, err := loadTaskRuns(ctx, d.s.opts.DB, d.run.ID)
+	if err != nil {
+		return err
+	}
+	row := rows[t.t.ID]
+	t.up, t.done = row.up, true
+	switch {
+	case row.attemptStatus == AttemptQueued:
+		t.st, t.queued, t.due, t.done = retrying, row.queued, row.notBefore, false
+	case row.attemptStatus != "":
+		t.st, t.done = foreign, false
+	case row.up.Status == TaskSuccess:
+		t.st = succeeded
+	case row.up.Status == TaskSkipped:
+		t.st = skipped
+	default:
+		t.st = failed
+	}
+	return nil
+}
+
+// nextRetry returns when the earliest queued retry is due.
+func (d *dispatcher) nextRetry() (time.Time, bool) {
+	var next time.Time
+	ok := false
+	for _, t := range d.tasks {
+		if t.st == retrying && (!ok || t.due.Before(next)) {
+			next, ok = t.due, true
+		}
+	}
+	return next, ok
+}
+
+// renew extends the supervisor's lease on its run.
+func (d *dispatcher) renew() error {
+	return inTx(d.records, d.s.opts.DB, func(tx *wtx) error {
+		return renewRun(d.records, tx, d.run.ID, d.owner, time.Now())
+	})
+}
+
+// count returns how many tasks are in the state.
+func (d *dispatcher) count(st state) int {
+	n := 0
+	for _, t := range d.tasks {
+		if t.st == st {
+			n++
+		}
+	}
+	return n
+}
+
+// foreignDetail names the tasks another process is running.
+func (d *dispatcher) foreignDetail() string {
+	var names []string
+	for _, t := range d.tasks {
+		if t.st == foreign {
+			names = append(names, t.t.Code)
+		}
+	}
+	return strings.Join(names, ", ") + " still IN-PROGRESS in another process; run again once it has finished to continue"
+}
+
+// check reads the run and its pipeline's pause. It returns the run's
+// status when someone else ended it, or what to report when the pipeline
+// was paused; a run taken by another supervisor is an error.
+func (d *dispatcher) check(ctx context.Context) (ended, paused string, err error) {
+	var status string
+	var owner sql.NullString
+	if err := d.s.opts.DB.QueryRowContext(ctx, "SELECT STATUS, OWNER_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1",
+		d.run.ID).Scan(&status, &owner); err != nil {
+		return "", "", exit.Wrap(exit.EngineDB, err, "could not read pipeline_run_id=%d", d.run.ID)
+	}
+	if runEnded(status) {
+		return status, "", nil
+	}
+	if owner.String != d.owner {
+		return "", "", stale(runsTable, d.run.ID, "supervise", fmt.Sprintf("status IN-PROGRESS owner='%s'", d.owner),
+			fmt.Sprintf("status %s owner='%s'", status, owner.String))
+	}
+	p, err := openPause(ctx, d.s.opts.DB, d.g.Pipeline.ID)
+	if err != nil || p == nil {
+		return "", "", err
+	}
+	return "", fmt.Sprintf("the pipeline was %s; running tasks finished and nothing more was started", p), nil
+}
+
+// endedElsewhere stops the running attempts of a run someone else ended,
+// such as an operator's cancel.
+func (d *dispatcher) endedElsewhere(out Outcome, status string) (Outcome, error) {
+	d.stop(errRunEnded)
+	d.drain(d.records)
+	out.Status, out.Detail = status, "the run was ended by another process while it ran"
+	if status == RunFailed || status == RunCancelled {
+		out.Code = exit.Failure
+	}
+	return out, nil
+}
+
+// drain waits for the running attempts to be recorded.
+func (d *dispatcher) drain(ctx context.Context) {
+	for d.running > 0 {
+		if err := d.settle(ctx, <-d.results); err != nil {
+			d.s.log.Error("could not record a task while stopping", "error", err)
+		}
+	}
+}
+
+// leave stops dispatching, lets running attempts finish, and gives the run
+// up unfinished (exit 22).
+func (d *dispatcher) leave(out Outcome, detail string) (Outcome, error) {
+	d.drain(d.records)
+	if err := d.release(d.records); err != nil {
+		return out, err
+	}
+	out.Detail, out.Code = detail, exit.Incomplete
+	return out, nil
+}
+
+// interrupted stops the running attempts, which are recorded FAILED, and
+// leaves the run IN-PROGRESS for the next run to resume (exit 22).
+func (d *dispatcher) interrupted(out Outcome, cause error) (Outcome, error) {
+	d.s.log.Warn("the run was interrupted; stopping its tasks", "pipeline_run_id", d.run.ID, "cause", cause)
+	d.stop(errInterrupted)
+	stopped := d.running
+	d.drain(d.records)
+	if err := d.release(d.records); err != nil {
+		return out, err
+	}
+	out.Detail = fmt.Sprintf("interrupted: %d running task(s) were stopped and recorded FAILED; run again to resume", stopped)
+	out.Code = exit.Incomplete
+	return out, nil
+}
+
+// abandon stops everything after an error and gives the run up.
+func (d *dispatcher) abandon(err error) error {
+	d.stop(errRunEnded)
+	d.drain(d.records)
+	if rerr := d.release(d.records); rerr != nil && !exit.Is(rerr, exit.StaleTransition) {
+		d.s.log.Error("could not release the run", "pipeline_run_id", d.run.ID, "error", rerr)
+	}
+	return err
+}
+
+// release gives up the run's lease; the run stays IN-PROGRESS.
+func (d *dispatcher) release(ctx context.Context) error {
+	return inTx(ctx, d.s.opts.DB, func(tx *wtx) error { return releaseRun(ctx, tx, d.run.ID, d.owner) })
+}

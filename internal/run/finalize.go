@@ -1,0 +1,143 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/fault"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+)
+
+// finalize ends the dispatcher's run.
+func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
+	out, err := d.s.finish(d.records, d.g, d.run, d.owner)
+	if err != nil {
+		return out, d.abandon(err)
+	}
+	return out, nil
+}
+
+// finish ends an IN-PROGRESS run held by owner ("" for none) from its
+// tasks' statuses, in one transaction with its SLA status, then runs the
+// after-run hooks.
+func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, owner string) (Outcome, error) {
+	out := Outcome{PipelineCode: g.Pipeline.Code, RunID: r.ID, Status: RunInProgress}
+	var status, detail string
+	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
+		rows, err := loadTaskRuns(ctx, tx, r.ID)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		status, detail = verdict(g, rows)
+		if err := finishRun(ctx, tx, r.ID, owner, runEnding{Status: status, SLA: slaStatus(g.Pipeline, r, now)}, now); err != nil {
+			return err
+		}
+		// Consumption of the pipeline's dependencies commits here, with
+		// the run's status.
+		if err := fault.Point("pipeline.before_consumption"); err != nil {
+			return err
+		}
+		return fault.Point("pipeline.after_consumption")
+	})
+	if err != nil {
+		return out, err
+	}
+	out.Status, out.Detail = status, detail
+	if status == RunFailed || status == RunCancelled {
+		out.Code = exit.Failure
+	}
+	s.log.Info("run ended", "pipeline", g.Pipeline.Code, "pipeline_run_id", r.ID, "status", status)
+	s.runHooks(ctx, Ended{PipelineID: g.Pipeline.ID, PipelineCode: g.Pipeline.Code, RunID: r.ID, Status: status})
+	return out, nil
+}
+
+// slaStatus decides the run's SLA status when the pipeline has one: MET
+// when it ended within SLA_IN_HOURS of its start, else BREACHED.
+func slaStatus(p pipeline.Pipeline, r runRow, now time.Time) string {
+	if !p.SLAHours.Valid || !r.Start.Valid {
+		return ""
+	}
+	if now.Sub(r.Start.Time) > time.Duration(p.SLAHours.Float64*float64(time.Hour)) {
+		return "BREACHED"
+	}
+	return "MET"
+}
+
+// verdict applies the status rule to the run's tasks and writes the summary
+// detail. Only data tasks count; a pipeline of alerts only counts its
+// alerts. Every task SKIPPED: SKIPPED; every task SUCCESS or SKIPPED:
+// SUCCESS; otherwise FAILED, naming each task that did not succeed and the
+// tasks skipped because of the failure.
+func verdict(g *pipeline.Graph, rows map[int64]taskRunRow) (status, detail string) {
+	var data []*pipeline.Task
+	for _, t := range g.Tasks {
+		if t.Handler != pipeline.HandlerEmailAlert {
+			data = append(data, t)
+		}
+	}
+	if len(data) == 0 {
+		data = g.Tasks
+	}
+	statusOf := func(t *pipeline.Task) string {
+		if r, ok := rows[t.ID]; ok {
+			return r.up.Status
+		}
+		return ""
+	}
+	allSkipped, allGood := true, true
+	var bad []string
+	for _, t := range data {
+		st := statusOf(t)
+		if st != TaskSkipped {
+			allSkipped = false
+		}
+		if st != TaskSuccess && st != TaskSkipped {
+			allGood = false
+			if st == "" {
+				st = "never started"
+			}
+			bad = append(bad, fmt.Sprintf("%s (%s)", t.Code, st))
+		}
+	}
+	switch {
+	case allSkipped:
+		if len(data) == 0 {
+			return RunSkipped, "the pipeline has no active task"
+		}
+		return RunSkipped, fmt.Sprintf("all %d task(s) were skipped", len(data))
+	case allGood:
+		return RunSuccess, ""
+	}
+	detail = fmt.Sprintf("%d task(s) did not succeed: %s", len(bad), strings.Join(bad, ", "))
+	if skipped := skippedByFailure(g, statusOf); len(skipped) > 0 {
+		detail += "; skipped because of the failure: " + strings.Join(skipped, ", ")
+	}
+	return RunFailed, detail
+}
+
+// skippedByFailure returns the SKIPPED tasks, in wave order, that have an
+// upstream that failed or was itself skipped because of a failure.
+func skippedByFailure(g *pipeline.Graph, statusOf func(*pipeline.Task) string) []string {
+	because := map[int64]bool{}
+	var out []string
+	for _, wave := range g.Waves() {
+		for _, t := range wave {
+			if statusOf(t) != TaskSkipped {
+				continue
+			}
+			for _, u := range g.Upstreams(t) {
+				if st := statusOf(u); st == TaskFailed || st == TaskCancelled || because[u.ID] {
+					because[t.ID] = true
+				}
+			}
+			if because[t.ID] {
+				out = append(out, t.Code)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,246 @@
+// Package run executes pipelines: it creates and resumes runs, dispatches
+// the tasks whose dependencies are met, runs each attempt in a goroutine of
+// this process with its time limit and lease, records every attempt and its
+// outcome, retries failures by policy, ends runs, and reconciles the work of
+// processes that died.
+//
+// Every status write is a compare-and-set in transitions.go. A run is held
+// by one supervisor at a time through its lease (OWNER_ID and
+// LEASE_EXPIRES_AT), and each attempt by its own lease; holders renew them
+// every RenewEvery, and Reconcile fences the attempts of holders that
+// stopped renewing as LOST.
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// Options configure a Supervisor.
+type Options struct {
+	// DB is the Engine DB.
+	DB *engine.DB
+	// Handlers run the attempts, by the task's HANDLER.
+	Handlers handler.Registry
+	// Warehouse gives attempts the warehouse; nil when the project has none.
+	Warehouse Warehouses
+	// EngineState gives a handler the Engine DB state it may use besides the
+	// attempt; nil gives none.
+	EngineState func(t *handler.Task) handler.EngineState
+	// MaxParallel bounds the attempts running at once; zero means 8.
+	MaxParallel int
+	// Defaults are Orchestration's time limit and retries.
+	Defaults Defaults
+	// LogDir holds the attempt logs (Orchestration.Log_dir).
+	LogDir string
+	// AttemptLogLevel is the lowest level written to attempt logs.
+	AttemptLogLevel slog.Leveler
+	// ProjectDir is the folder of craft-connector.yml.
+	ProjectDir string
+	// Location gives manual runs their RUN_DATE (Orchestration.Timezone);
+	// nil means UTC.
+	Location *time.Location
+	// Gates judges cross-pipeline task dependencies; nil judges each by the
+	// upstream pipeline's latest finished run.
+	Gates Gates
+	// Hooks run, in order, after a run ends.
+	Hooks []Hook
+	// Logger receives the supervisor's records; nil discards them.
+	Logger *slog.Logger
+}
+
+// Warehouses gives attempts the warehouse.
+type Warehouses interface {
+	// Acquire returns the warehouse for one attempt's writes and the
+	// function that gives it back.
+	Acquire(ctx context.Context) (warehouse.Warehouse, func(), error)
+	// Check tests the connection before a run starts.
+	Check(ctx context.Context) error
+}
+
+// Hook is work done after a run ends, such as cloning the Engine DB. A
+// hook's failure is logged and never changes how the run ended.
+type Hook struct {
+	Name string
+	Run  func(ctx context.Context, ended Ended) error
+}
+
+// Ended is a run that has just ended.
+type Ended struct {
+	PipelineID   int64
+	PipelineCode string
+	RunID        int64
+	Status       string
+}
+
+// Supervisor runs pipelines and tasks against one Engine DB.
+type Supervisor struct {
+	opts  Options
+	log   *slog.Logger
+	gates Gates
+	// renewEvery is how often leases are renewed: RenewEvery.
+	renewEvery time.Duration
+}
+
+// New returns a supervisor.
+func New(opts Options) *Supervisor {
+	if opts.MaxParallel <= 0 {
+		opts.MaxParallel = 8
+	}
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	if opts.AttemptLogLevel == nil {
+		opts.AttemptLogLevel = slog.LevelInfo
+	}
+	s := &Supervisor{opts: opts, log: opts.Logger, gates: opts.Gates, renewEvery: RenewEvery}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.gates == nil {
+		s.gates = latestRunGates{db: opts.DB}
+	}
+	return s
+}
+
+// Request says what to run.
+type Request struct {
+	PipelineCode string
+	// TaskCode selects one task (RunTask).
+	TaskCode string
+	// RunID or RunKey select the run; without either, a whole-pipeline run
+	// resumes the pipeline's run in progress or starts one, and a task run
+	// binds to the one run that has not ended.
+	RunID  int64
+	RunKey string
+	// Force runs tasks again whatever their status; a task forced onto an
+	// ended run reopens it.
+	Force bool
+}
+
+// Outcome is how a command's run ended.
+type Outcome struct {
+	PipelineCode string
+	// TaskCode is set for a single-task run, whose Status is the task's.
+	TaskCode string
+	RunID    int64
+	// Status is the run's (or task's) status; PAUSED when nothing started
+	// because the pipeline is paused.
+	Status string
+	Detail string
+	// Code is the exit status: 0, 1, 22 or 23.
+	Code exit.Code
+}
+
+// Paused is the Outcome status of a pipeline that is paused.
+const Paused = "PAUSED"
+
+// String is the line the command prints:
+// <PIPE>: pipeline_run_id=<id> <STATUS>[ — detail] for a run, and
+// <TASK>: <STATUS>[ — detail] for a task.
+func (o Outcome) String() string {
+	var s string
+	switch {
+	case o.TaskCode != "":
+		s = o.TaskCode + ": " + o.Status
+	case o.RunID == 0:
+		s = o.PipelineCode + ": " + o.Status
+	default:
+		s = o.PipelineCode + ": pipeline_run_id=" + strconv.FormatInt(o.RunID, 10) + " " + o.Status
+	}
+	if o.Detail != "" {
+		s += " — " + o.Detail
+	}
+	return s
+}
+
+// load reads and validates the pipeline's graph and every task's policy,
+// before anything is recorded.
+func (s *Supervisor) load(ctx context.Context, code string) (*pipeline.Graph, map[int64]Policy, error) {
+	g, err := pipeline.Load(ctx, s.opts.DB, code)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := g.Validate(); err != nil {
+		return nil, nil, err
+	}
+	policies := make(map[int64]Policy, len(g.Tasks))
+	for _, t := range g.Tasks {
+		if policies[t.ID], err = PolicyOf(g, t, s.opts.Defaults); err != nil {
+			return nil, nil, err
+		}
+	}
+	return g, policies, nil
+}
+
+// beforeRun makes the checks of every run command before it binds to a
+// run: a paused pipeline starts nothing (paused is set and out says who
+// paused it and why), the pipeline's expired leases are reconciled, and the
+// warehouse is tested when the tasks need it.
+func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*pipeline.Task, out *Outcome) (paused bool, err error) {
+	p, err := openPause(ctx, s.opts.DB, g.Pipeline.ID)
+	if err != nil {
+		return false, err
+	}
+	if p != nil {
+		out.Status, out.Detail = Paused, p.String()+"; nothing was started"
+		return true, nil
+	}
+	if _, err := s.Reconcile(ctx, Scope{PipelineCode: g.Pipeline.Code}); err != nil {
+		return false, err
+	}
+	return false, s.preflight(ctx, tasks)
+}
+
+// preflight tests the warehouse connection when a task needs the warehouse.
+// A failure is a connection-test error (exit 11), before anything is recorded.
+func (s *Supervisor) preflight(ctx context.Context, tasks []*pipeline.Task) error {
+	needs := false
+	for _, t := range tasks {
+		if t.Handler == pipeline.HandlerSQL || t.Handler == pipeline.HandlerBusinessRules {
+			needs = true
+		}
+	}
+	if !needs {
+		return nil
+	}
+	if s.opts.Warehouse == nil {
+		return exit.Errorf(exit.Configuration,
+			"warehouse: the pipeline has SQL or BUSINESS_RULES tasks but craft-connector.yml has no Warehouse section: add one")
+	}
+	if err := s.opts.Warehouse.Check(ctx); err != nil {
+		return exit.Wrap(exit.ConnectionTest, err, "warehouse")
+	}
+	return nil
+}
+
+// runHooks calls the after-run hooks in order, logging failures.
+func (s *Supervisor) runHooks(ctx context.Context, e Ended) {
+	for _, h := range s.opts.Hooks {
+		if err := h.Run(ctx, e); err != nil {
+			s.log.Error("an after-run hook failed; the run's status is unchanged",
+				"hook", h.Name, "pipeline", e.PipelineCode, "pipeline_run_id", e.RunID, "error", err)
+		}
+	}
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
