@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/etl-craft/etl-craft/internal/clone"
+	"github.com/etl-craft/etl-craft/internal/run"
+)
+
+func (a *app) cloneCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "clone",
+		Short: "Copy the Engine DB's tables into the warehouse now",
+		Long: "clone mirrors the Engine DB tables of Cloning.Scope (cfg: the CFG_ tables, aud: the AUD_\n" +
+			"tables, all: both) into the Warehouse profile's schema, as every run does when cloning is\n" +
+			"on. It prints one tab-separated line per table: the Engine DB table, its mirror, the rows\n" +
+			"copied, and created or added with the columns added. A failure exits 17, naming the\n" +
+			"table and the database's message.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, err := a.acting(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			wopts := warehouseOptions(cfg)
+			opts, err := clone.FromConfig(cfg, wopts)
+			if err != nil {
+				return err
+			}
+			db, err := a.openEngine(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			a.record(ctx, db, cmd, "", "")
+
+			src := run.NewSharedWarehouse(db, *wopts)
+			defer src.Close()
+			opts.Logger = a.logger()
+			display := newProgressDisplay(a.stderr)
+			if display != nil {
+				opts.Progress = display.show
+			}
+			tables, err := clone.Run(ctx, db, src, opts)
+			if display != nil {
+				display.clear()
+			}
+			for _, t := range tables {
+				a.printf("%s\n", t.Line())
+			}
+			return err
+		},
+	}
+}
+
+// progressRows is the size from which a table's copy shows its progress.
+const progressRows = 10_000
+
+// progressEvery is how often the progress line is rewritten at most.
+const progressEvery = 200 * time.Millisecond
+
+// progressDisplay is the one line on a terminal's stderr that shows the
+// table being copied and its rows so far, rewritten in place.
+type progressDisplay struct {
+	out   io.Writer
+	shown bool
+	last  time.Time
+}
+
+// newProgressDisplay returns the display, or nil when stderr is not a
+// terminal: output to a file or a pipe gets nothing extra.
+func newProgressDisplay(stderr io.Writer) *progressDisplay {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &progressDisplay{out: f}
+}
+
+func (d *progressDisplay) show(p clone.Progress) {
+	switch {
+	case p.Done:
+		d.clear()
+	case p.Rows >= progressRows && time.Since(d.last) >= progressEvery:
+		fmt.Fprintf(d.out, "\r\033[K%s: %d rows copied into %s", p.Table, p.Rows, p.Mirror)
+		d.shown, d.last = true, time.Now()
+	}
+}
+
+// clear erases the progress line, if one is shown.
+func (d *progressDisplay) clear() {
+	if d.shown {
+		fmt.Fprint(d.out, "\r\033[K")
+		d.shown = false
+	}
+}

@@ -1,0 +1,329 @@
+package cli_test
+
+import (
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB database/sql driver, to read the warehouse file
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/fault"
+)
+
+// cloning is a Cloning section of the scope.
+func cloning(scope string) string {
+	return "Cloning:\n  dev:\n    Enabled: true\n    Scope: " + scope + "\n"
+}
+
+// pipelineMigration registers a pipeline with JSON parameters, a task and
+// one task parameter.
+const pipelineMigration = `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE, SLA_IN_HOURS, PIPELINE_PARAMETERS)
+VALUES ('SALES', 'Sales', 'FULL', 1.5, '{"region": "eu", "days": [1, 2]}');
+INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER)
+SELECT 'load', 'ETL', PIPELINE_ID, 'SQL' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'SALES';
+INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE)
+SELECT TASK_ID, 'SQL_ACTION', 'CREATE_TABLE' FROM CFG_TASKS WHERE TASK_CODE = 'load';
+`
+
+// duckRows reads the first column of every row of a query on the project's
+// DuckDB warehouse as text, opening the file read-only.
+func (p *project) duckRows(query string) []string {
+	p.t.Helper()
+	db, err := sql.Open("duckdb", filepath.Join(p.dir, "warehouse.duckdb")+"?access_mode=read_only")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(query)
+	if err != nil {
+		p.t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v sql.NullString
+		if err := rows.Scan(&v); err != nil {
+			p.t.Fatal(err)
+		}
+		if !v.Valid {
+			v.String = "NULL"
+		}
+		out = append(out, v.String)
+	}
+	return out
+}
+
+// cloneLines splits `etl-craft clone` output into its tab-separated fields.
+func cloneLines(t *testing.T, out string) [][]string {
+	t.Helper()
+	var lines [][]string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) < 3 || len(f) > 4 {
+			t.Fatalf("not a clone line: %q", l)
+		}
+		lines = append(lines, f)
+	}
+	return lines
+}
+
+// mirrorCount counts a mirror's rows in the DuckDB warehouse.
+func (p *project) mirrorCount(table string) int {
+	p.t.Helper()
+	n, _ := strconv.Atoi(p.duckRows(`SELECT COUNT(*) FROM main."` + table + `"`)[0])
+	return n
+}
+
+// engineCounts counts the rows of every CFG_ and AUD_ table but the API
+// tokens, by upper-cased name.
+func (p *project) engineCounts() map[string]int {
+	p.t.Helper()
+	db := p.db()
+	tables, err := db.Tables(p.t.Context())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, tb := range tables {
+		u := strings.ToUpper(tb)
+		if (strings.HasPrefix(u, "CFG_") || strings.HasPrefix(u, "AUD_")) && u != "CFG_API_TOKENS" {
+			out[u] = count(p.t, db, "SELECT count(*) FROM "+engine.QuoteIdent(tb))
+		}
+	}
+	return out
+}
+
+func TestCloneCommandMirrorsTheScopeAndReportsEachTable(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, "")
+		p.write("migrations/0001_sales.sql", pipelineMigration)
+		p.ok("setup")
+		for _, section := range []string{"", "Cloning:\n  dev:\n    Enabled: false\n", "Cloning:\n  dev:\n    Enabled: true\n    Scope: none\n"} {
+			p.write("craft-connector.yml", strings.Split(readFile(t, p.dir+"/craft-connector.yml"), "Cloning:")[0]+section)
+			r := p.run(nil, "clone")
+			if r.code != 3 || !strings.Contains(r.stderr, "set Cloning.Enabled: true and a Scope of cfg, aud or all") || r.stdout != "" {
+				t.Fatalf("clone with %q exited %d: %s", section, r.code, r.stderr)
+			}
+		}
+
+		p.write("craft-connector.yml", strings.Split(readFile(t, p.dir+"/craft-connector.yml"), "Cloning:")[0]+cloning("cfg"))
+		r := p.ok("clone")
+		var tables []string
+		for _, f := range cloneLines(t, r.stdout) {
+			tables = append(tables, f[0])
+			if f[1] != "warehouse.main."+f[0] || len(f) != 4 || f[3] != "created" || !strings.HasPrefix(f[0], "CFG_") {
+				t.Fatalf("first clone line %q", f)
+			}
+		}
+		if !slices.IsSorted(tables) || !slices.Contains(tables, "CFG_TASK_PARAMETERS") || slices.Contains(tables, "CFG_API_TOKENS") {
+			t.Fatalf("tables %v", tables)
+		}
+		if !strings.Contains(r.stdout, "CFG_PIPELINES\twarehouse.main.CFG_PIPELINES\t1\tcreated\n") || strings.Contains(r.stderr, "\r") {
+			t.Fatalf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		}
+		second := p.ok("clone")
+		if second.stdout != strings.ReplaceAll(r.stdout, "\tcreated", "") {
+			t.Fatalf("second clone:\n%s", second.stdout)
+		}
+		if got := p.duckRows(`SELECT "PIPELINE_PARAMETERS" || ' ' || CAST("SLA_IN_HOURS" AS VARCHAR) FROM main."CFG_PIPELINES"`); len(got) != 1 ||
+			(got[0] != `{"region": "eu", "days": [1, 2]} 1.5000000000` && got[0] != `{"days": [1, 2], "region": "eu"} 1.5000000000`) {
+			t.Fatalf("the DuckDB mirror holds %q", got)
+		}
+		if n := count(t, p.db(), "SELECT count(*) FROM AUD_ACTIONS WHERE COMMAND = 'clone'"); n != 2 {
+			t.Fatalf("%d clone requests recorded, want 2", n)
+		}
+	})
+}
+
+func TestCloneFollowsProjectMigrationsAndNeverDropsAMirror(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, cloning("all"))
+		p.write("migrations/0001_sales.sql", pipelineMigration+
+			`CREATE TABLE "AUD_Odd Notes" ("Note Id" INTEGER, "Body ""Quoted""" VARCHAR, OBSOLETE VARCHAR);
+INSERT INTO "AUD_Odd Notes" ("Note Id", "Body ""Quoted""", OBSOLETE) VALUES (1, 'first', 'x'), (2, 'second', 'y');
+`)
+		p.ok("setup")
+		r := p.ok("clone")
+		if !strings.Contains(r.stdout, "AUD_Odd Notes\twarehouse.main.AUD_ODD NOTES\t2\tcreated\n") {
+			t.Fatalf("the quoted project table:\n%s", r.stdout)
+		}
+		db, err := sql.Open("duckdb", filepath.Join(p.dir, "warehouse.duckdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, db, `CREATE VIEW main.pipeline_owners AS SELECT "PIPELINE_CODE" FROM main."CFG_PIPELINES"`,
+			`CREATE VIEW main.odd_notes AS SELECT "NOTE ID", "BODY ""QUOTED""" FROM main."AUD_ODD NOTES"`)
+		db.Close()
+
+		p.write("migrations/0002_upgrade.sql", `ALTER TABLE CFG_PIPELINES ADD COLUMN OWNER_TEAM VARCHAR;
+UPDATE CFG_PIPELINES SET OWNER_TEAM = 'data';
+ALTER TABLE "AUD_Odd Notes" DROP COLUMN OBSOLETE;
+`)
+		p.ok("migrate")
+		r = p.ok("clone")
+		for _, want := range []string{"CFG_PIPELINES\twarehouse.main.CFG_PIPELINES\t1\tadded OWNER_TEAM\n", "AUD_Odd Notes\twarehouse.main.AUD_ODD NOTES\t2\n"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Fatalf("after the upgrade, no %q in\n%s", want, r.stdout)
+			}
+		}
+		if got := p.duckRows(`SELECT "OWNER_TEAM" FROM main."CFG_PIPELINES"`); !slices.Equal(got, []string{"data"}) {
+			t.Fatalf("OWNER_TEAM mirrored as %v", got)
+		}
+		if got := p.duckRows(`SELECT CAST("NOTE ID" AS VARCHAR) || ' ' || "BODY ""QUOTED""" || ' ' || COALESCE("OBSOLETE", 'NULL') FROM main."AUD_ODD NOTES" ORDER BY 1`); !slices.Equal(got, []string{"1 first NULL", "2 second NULL"}) {
+			t.Fatalf("the project table's mirror holds %v", got)
+		}
+		if got := p.duckRows(`SELECT "PIPELINE_CODE" FROM main.pipeline_owners`); !slices.Equal(got, []string{"SALES"}) {
+			t.Fatalf("the view on the mirror reads %v", got)
+		}
+		if got := p.duckRows(`SELECT "BODY ""QUOTED""" FROM main.odd_notes ORDER BY 1`); !slices.Equal(got, []string{"first", "second"}) {
+			t.Fatalf("the view on the quoted mirror reads %v", got)
+		}
+	})
+}
+
+func TestAKilledCloneLeavesEachMirrorWithItsOldOrItsNewRows(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, cloning("all"))
+		p.write("migrations/0001_sales.sql", pipelineMigration)
+		p.ok("setup")
+		old := map[string]int{}
+		for _, f := range cloneLines(t, p.ok("clone").stdout) {
+			old[f[0]], _ = strconv.Atoi(f[2])
+		}
+		p.write("migrations/0002_more.sql", `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('RETURNS', 'Returns', 'FULL');
+INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER)
+SELECT 'load_returns', 'ETL', PIPELINE_ID, 'SQL' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'RETURNS';
+`)
+		p.ok("migrate")
+
+		r := p.run([]string{fault.Variable + "=clone.after_rows.CFG_TASKS:kill"}, "clone")
+		if r.code != fault.KilledStatus || r.stdout != "" {
+			t.Fatalf("the killed clone exited %d: %s", r.code, r.stderr)
+		}
+		now := p.engineCounts()
+		for table, n := range now {
+			got := p.mirrorCount(table)
+			switch {
+			case got != n && got != old[table]:
+				t.Errorf("%s mirrors %d rows: neither the old %d nor the new %d", table, got, old[table], n)
+			case table < "CFG_TASKS" && got != n:
+				t.Errorf("%s committed before the kill but mirrors the old %d rows, not %d", table, got, n)
+			case table >= "CFG_TASKS" && got != old[table]:
+				t.Errorf("%s was being copied or not yet reached, but mirrors %d rows, not the old %d", table, got, old[table])
+			}
+		}
+		if old["CFG_TASKS"] == now["CFG_TASKS"] || old["CFG_PIPELINES"] == now["CFG_PIPELINES"] {
+			t.Fatalf("the migration changed nothing to tell old from new: %v %v", old, now)
+		}
+
+		p.ok("clone")
+		now = p.engineCounts()
+		for table, n := range now {
+			if got := p.mirrorCount(table); got != n {
+				t.Errorf("after the next clone %s mirrors %d rows, want %d", table, got, n)
+			}
+		}
+	})
+}
+
+func TestTwoCloneProcessesAtOnceEndWithTheEngineDBsState(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, cloning("all"))
+		p.write("migrations/0001_sales.sql", pipelineMigration)
+		p.ok("setup")
+		results := make(chan result, 2)
+		for range 2 {
+			go func() { results <- p.run(nil, "clone") }()
+		}
+		var created int
+		for range 2 {
+			r := <-results
+			if r.code != 0 {
+				t.Fatalf("a clone exited %d: %s", r.code, r.stderr)
+			}
+			created += strings.Count(r.stdout, "\tcreated")
+		}
+		now := p.engineCounts()
+		if created != len(now) {
+			t.Fatalf("%d mirrors reported created for %d tables: the clones overlapped", created, len(now))
+		}
+		for table, n := range now {
+			if got := p.mirrorCount(table); got != n {
+				t.Errorf("%s mirrors %d rows, want %d", table, got, n)
+			}
+		}
+	})
+}
+
+func TestCloneRefusesAMissingSchemaAndTheEngineDBsOwn(t *testing.T) {
+	t.Run("missing PostgreSQL schema", func(t *testing.T) {
+		p := newProject(t, engine.SQLite, cloning("all"))
+		yml, env := pgWarehouse(t, "no_such_schema")
+		p.withWarehouse(yml, env)
+		p.ok("init-db")
+		r := p.run(nil, "clone")
+		if r.code != 17 || !strings.Contains(r.stderr, "no_such_schema does not exist") || r.stdout != "" {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		wh := warehouseDB(t, yml, env)
+		var n int
+		if err := wh.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d tables written (%v)", n, err)
+		}
+	})
+	t.Run("missing DuckDB schema", func(t *testing.T) {
+		p := newProject(t, engine.SQLite, cloning("all"))
+		p.write("craft-connector.yml", strings.Replace(readFile(t, p.dir+"/craft-connector.yml"), "schema: main\n"+cloning("all"), "schema: mirrors\n"+cloning("all"), 1))
+		p.ok("init-db")
+		r := p.run(nil, "clone")
+		if r.code != 17 || !strings.Contains(r.stderr, "the warehouse schema warehouse.mirrors does not exist") {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		if got := p.duckRows(`SELECT CAST(COUNT(*) AS VARCHAR) FROM information_schema.tables`); got[0] != "0" {
+			t.Fatalf("%s tables written", got[0])
+		}
+	})
+	t.Run("the Engine DB's own schema", func(t *testing.T) {
+		p := newProject(t, engine.Postgres, cloning("all"))
+		u, _ := url.Parse(p.opts.DSN)
+		pw, _ := u.User.Password()
+		p.withWarehouse(fmt.Sprintf("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: PUBLIC\n    auth_mode: password\n    user: %s\n    secret: WAREHOUSE_SECRET\n",
+			u.Host, u.Path, u.User.Username()), []string{"WAREHOUSE_SECRET=" + pw})
+		p.ok("init-db")
+		r := p.run(nil, "clone")
+		if r.code != 3 || !strings.Contains(r.stderr, "the Warehouse schema PUBLIC is the Engine DB's own schema") {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		if n := count(t, p.db(), `SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'CFG%' OR table_name LIKE 'AUD%'`); n != 0 {
+			t.Fatalf("%d upper-case mirrors written into the Engine DB", n)
+		}
+	})
+}
+
+// warehouseDB opens the PostgreSQL warehouse a pgWarehouse section names.
+func warehouseDB(t *testing.T, yml string, env []string) *sql.DB {
+	t.Helper()
+	var host, path, user string
+	for _, l := range strings.Split(yml, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "jdbc_url: jdbc:postgresql://"); ok {
+			host, path, _ = strings.Cut(v, "/")
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "user: "); ok {
+			user = v
+		}
+	}
+	pw := strings.TrimPrefix(env[0], "WAREHOUSE_SECRET=")
+	path, query, _ := strings.Cut(path, "?")
+	db, err := sql.Open("pgx", (&url.URL{Scheme: "postgres", User: url.UserPassword(user, pw), Host: host, Path: "/" + path, RawQuery: query}).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}

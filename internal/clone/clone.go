@@ -1,0 +1,258 @@
+package clone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/lock"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// The scopes of the Cloning section and the table-name prefixes each copies.
+var scopePrefixes = map[string][]string{
+	"cfg":  {"CFG_"},
+	"aud":  {"AUD_"},
+	"all":  {"CFG_", "AUD_"},
+	"none": nil,
+}
+
+// apiTokensTable holds the HTTP API's credentials (their hashes): it is
+// never copied, whatever the scope.
+const apiTokensTable = "CFG_API_TOKENS"
+
+// Options say what a clone copies and where.
+type Options struct {
+	// Scope is the Cloning section's scope: cfg, aud, all or none.
+	Scope string
+	// Schema is the warehouse profile's schema, which holds the mirrors.
+	Schema string
+	// Logger receives a record per table copied and a failed clone's
+	// error; nil means slog.Default().
+	Logger *slog.Logger
+	// Progress, when set, is called as each table is copied: when it
+	// starts, after every batch of rows, and once it has committed.
+	Progress func(Progress)
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.Default()
+	}
+	return o.Logger
+}
+
+// Progress is one step of a clone, reported to Options.Progress.
+type Progress struct {
+	Table  string // the Engine DB table
+	Mirror string // its mirror, catalog.schema.TABLE
+	Rows   int64  // rows copied so far
+	Done   bool   // the table has committed
+}
+
+// Table is one mirror a clone wrote.
+type Table struct {
+	// Engine names the Engine DB table the way etl-craft writes it:
+	// CFG_PIPELINES on either dialect (PostgreSQL's catalog keeps the
+	// engine's own tables in lower case), a project table created with a
+	// quoted mixed-case name as it was created.
+	Engine string
+	// Mirror is the warehouse table: catalog, schema and the upper-cased
+	// Engine table name.
+	Mirror warehouse.Table
+	// Rows is how many rows were copied.
+	Rows int64
+	// Created is set when the mirror did not exist and was created.
+	Created bool
+	// Added lists the columns added to an existing mirror.
+	Added []string
+}
+
+// Line formats the table as `etl-craft clone` prints it: Engine table,
+// mirror and rows, tab-separated, then "created" or "added COL1, COL2".
+func (t Table) Line() string {
+	s := fmt.Sprintf("%s\t%s\t%d", t.Engine, t.Mirror.Full(), t.Rows)
+	switch {
+	case t.Created:
+		s += "\tcreated"
+	case len(t.Added) > 0:
+		s += "\tadded " + strings.Join(t.Added, ", ")
+	}
+	return s
+}
+
+// Source gives a clone its warehouse: an open connection and the function
+// that gives it back. For a single-writer warehouse (a DuckDB file) the
+// connection must be opened only while the Engine DB's warehouse lock is
+// held, as run.SharedWarehouse does.
+type Source interface {
+	Acquire(ctx context.Context) (warehouse.Warehouse, func(), error)
+}
+
+// TableError is a table that could not be copied: the message names the
+// table, its mirror and the database's own message.
+type TableError struct {
+	Table  string
+	Mirror string
+	Err    error
+}
+
+func (e *TableError) Error() string {
+	return fmt.Sprintf("cloning %s into %s failed: %v", e.Table, e.Mirror, e.Err)
+}
+
+func (e *TableError) Unwrap() error { return e.Err }
+
+// FromConfig returns the options of the configuration's Cloning section. It
+// is a configuration error (exit 3) when cloning is off, or when it cannot
+// work with this configuration (see Problem). wopts is nil when there is no
+// Warehouse section.
+func FromConfig(cfg *config.Config, wopts *warehouse.Options) (Options, error) {
+	if !cfg.Cloning.Effective() {
+		return Options{}, exit.Errorf(exit.Configuration,
+			"cloning is off in %s: set Cloning.Enabled: true and a Scope of cfg, aud or all", cfg.Path)
+	}
+	if err := Problem(cfg, wopts); err != nil {
+		return Options{}, err
+	}
+	return Options{Scope: cfg.Cloning.Scope, Schema: cfg.Warehouse.Schema}, nil
+}
+
+// Run mirrors the Engine DB tables of the scope into the warehouse schema and
+// returns the mirrors written, in upper-cased table-name order. The whole
+// clone holds the Engine DB's clone lock, waiting for it as long as it takes,
+// so two clones run one after the other and the second copies the newer
+// state.
+//
+// The schema must exist: cloning never creates it. A mirror that does not
+// exist is created; one that does keeps every column it has, gains the
+// Engine columns it lacks, and has all its rows replaced in one warehouse
+// transaction. A failure stops the clone with an exit code 17 error (a
+// *TableError when a table failed); the tables copied before it are
+// returned with it.
+func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table, error) {
+	prefixes, ok := scopePrefixes[opts.Scope]
+	if !ok {
+		return nil, exit.Errorf(exit.Configuration, "Cloning.Scope %q is not cfg, aud, all or none", opts.Scope)
+	}
+	if len(prefixes) == 0 {
+		return nil, nil
+	}
+	log := opts.logger()
+	held, err := lock.Acquire(ctx, db, lock.Clone, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer held.Release()
+
+	w, release, err := src.Acquire(ctx)
+	if err != nil {
+		if exit.CodeOf(err) == exit.Unexpected {
+			err = exit.Wrap(exit.Cloning, err, "could not open the warehouse to clone into")
+		}
+		return nil, err
+	}
+	defer release()
+	found, err := w.SchemaExists(ctx, opts.Schema)
+	if err != nil {
+		return nil, exit.Wrap(exit.Cloning, err, "could not look for the warehouse schema %s.%s", w.Catalog(), opts.Schema)
+	}
+	if !found {
+		return nil, exit.Errorf(exit.Cloning,
+			"the warehouse schema %s.%s does not exist: create it first (cloning never creates schemas), or set the Warehouse profile's schema",
+			w.Catalog(), opts.Schema)
+	}
+	names, err := engineTables(ctx, db, prefixes)
+	if err != nil {
+		return nil, err
+	}
+	c := copier{db: db, w: w, src: sourceOf(db), progress: opts.Progress}
+	var out []Table
+	var total int64
+	for _, name := range names {
+		mirror := w.Table(opts.Schema, strings.ToUpper(name))
+		start := time.Now()
+		t, err := c.copy(ctx, name, mirror)
+		if err != nil {
+			if exit.Is(err, exit.InjectedFault) {
+				return out, err
+			}
+			return out, &exit.Error{Code: exit.Cloning, Err: &TableError{Table: displayName(name), Mirror: mirror.Full(), Err: err}}
+		}
+		out = append(out, t)
+		total += t.Rows
+		note := ""
+		switch {
+		case t.Created:
+			note = " (created)"
+		case len(t.Added) > 0:
+			note = " (added " + strings.Join(t.Added, ", ") + ")"
+		}
+		log.InfoContext(ctx, "cloned "+t.Engine+note, "mirror", mirror.Full(), "rows", t.Rows,
+			"seconds", time.Since(start).Round(time.Millisecond).Seconds())
+	}
+	log.InfoContext(ctx, fmt.Sprintf("cloned %d table(s), %d row(s), into the warehouse", len(out), total))
+	return out, nil
+}
+
+// Hook returns the clone that ends every run when cloning is on: Run, with
+// a failure logged at ERROR with the table and the database's message, then
+// returned for the run to log too. It never changes how the run ended.
+func Hook(db *engine.DB, src Source, opts Options) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := Run(ctx, db, src, opts)
+		if err == nil {
+			return nil
+		}
+		attrs := []any{"error", err.Error()}
+		var te *TableError
+		if errors.As(err, &te) {
+			attrs = []any{"table", te.Table, "mirror", te.Mirror, "error", te.Err.Error()}
+		}
+		opts.logger().ErrorContext(ctx, "cloning the Engine DB into the warehouse failed; the run's status is unchanged", attrs...)
+		return err
+	}
+}
+
+// displayName names an Engine table in reports: upper-cased when its
+// catalog name has no upper-case letter (as PostgreSQL folds unquoted
+// names), as it is otherwise.
+func displayName(name string) string {
+	if strings.ToLower(name) == name {
+		return strings.ToUpper(name)
+	}
+	return name
+}
+
+// engineTables lists the Engine DB tables whose upper-cased names start with
+// one of the prefixes, sorted by upper-cased name (byte order), without the
+// API token table.
+func engineTables(ctx context.Context, db *engine.DB, prefixes []string) ([]string, error) {
+	all, err := db.Tables(ctx)
+	if err != nil {
+		return nil, exit.Wrap(exit.EngineDB, err, "could not list the Engine DB's tables")
+	}
+	var out []string
+	for _, name := range all {
+		u := strings.ToUpper(name)
+		if u == apiTokensTable {
+			continue
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(u, p) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	// The same order on every dialect, whatever the database's collation.
+	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(strings.ToUpper(a), strings.ToUpper(b)) })
+	return out, nil
+}

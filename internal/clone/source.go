@@ -1,0 +1,328 @@
+package clone
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// The Engine DB side of a clone: each table's columns and their mirror types
+// from the live catalog, and the rows, read in batches by a goroutine of
+// their own while the warehouse writes the batch before.
+
+// batchRows is how many rows are read from the Engine DB at a time.
+const batchRows = 1000
+
+// batchesInFlight is how many batches exist per table: one being read, one
+// being written, one waiting between them.
+const batchesInFlight = 3
+
+// column is a column of an Engine DB table: its name as the catalog spells
+// it and the portable type its mirror gives it.
+type column struct {
+	name string
+	typ  warehouse.Type
+}
+
+// source is how one Engine DB dialect describes and reads its tables.
+type source interface {
+	// columns returns a table's columns in order, typed from the catalog.
+	columns(ctx context.Context, db *engine.DB, table string) ([]column, error)
+	// expr returns the select-list expression that reads a column.
+	expr(c column) string
+	// from names a table of the Engine DB's schema in a FROM clause.
+	from(table string) string
+}
+
+// sourceOf returns the source of the Engine DB's dialect.
+func sourceOf(db *engine.DB) source {
+	if db.Kind() == engine.Postgres {
+		return postgresSource{}
+	}
+	return sqliteSource{}
+}
+
+// sqliteSource reads a SQLite Engine DB: columns typed by their declared
+// type, values read as they are stored (timestamps are UTC text).
+type sqliteSource struct{}
+
+func (sqliteSource) columns(ctx context.Context, db *engine.DB, table string) ([]column, error) {
+	return queryColumns(ctx, db, "SELECT name, type FROM pragma_table_info($1)", table, sqliteType)
+}
+
+// expr reads timestamps and dates as their text: the driver would parse
+// them itself, slowly, and give a zero time for text it cannot parse.
+func (sqliteSource) expr(c column) string {
+	q := engine.QuoteIdent(c.name)
+	if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
+		return "CAST(" + q + " AS TEXT)"
+	}
+	return q
+}
+
+func (sqliteSource) from(table string) string { return `"main".` + engine.QuoteIdent(table) }
+
+// sqliteType maps a declared type, such as BIGINT or VARCHAR(16), to a
+// portable type: whole numbers BIGINT, other numbers DECIMAL, TIMESTAMP,
+// DATE and BOOLEAN as themselves, and anything else text.
+func sqliteType(declared string) warehouse.Type {
+	d := strings.ToUpper(strings.TrimSpace(declared))
+	if i := strings.IndexByte(d, '('); i >= 0 {
+		d = strings.TrimSpace(d[:i])
+	}
+	switch d {
+	case "INTEGER", "INT", "BIGINT", "SMALLINT", "TINYINT", "MEDIUMINT", "INT2", "INT8", "UNSIGNED BIG INT":
+		return warehouse.BigInt
+	case "NUMERIC", "DECIMAL", "REAL", "DOUBLE", "DOUBLE PRECISION", "FLOAT":
+		return warehouse.Decimal
+	case "TIMESTAMP", "DATETIME", "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
+		return warehouse.Timestamp
+	case "DATE":
+		return warehouse.Date
+	case "BOOLEAN", "BOOL":
+		return warehouse.Boolean
+	}
+	return warehouse.String
+}
+
+// postgresSource reads a PostgreSQL Engine DB: columns typed by
+// information_schema's data type, text and numbers read as their text so
+// JSON keeps its text and numerics their exact digits.
+type postgresSource struct{}
+
+func (postgresSource) columns(ctx context.Context, db *engine.DB, table string) ([]column, error) {
+	return queryColumns(ctx, db, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, table, postgresType)
+}
+
+func (postgresSource) expr(c column) string {
+	q := engine.QuoteIdent(c.name)
+	if c.typ == warehouse.String || c.typ == warehouse.Decimal {
+		return "CAST(" + q + " AS TEXT)"
+	}
+	return q
+}
+
+// from leaves the schema to the connection's search_path, which is the
+// Engine schema: the schema the tables and columns were listed from
+// (current_schema()), whatever the letter case it was configured in.
+func (postgresSource) from(table string) string { return engine.QuoteIdent(table) }
+
+// postgresType maps an information_schema data type to a portable type.
+func postgresType(dataType string) warehouse.Type {
+	switch dataType {
+	case "smallint", "integer", "bigint":
+		return warehouse.BigInt
+	case "numeric", "real", "double precision":
+		return warehouse.Decimal
+	case "timestamp with time zone", "timestamp without time zone":
+		return warehouse.Timestamp
+	case "date":
+		return warehouse.Date
+	case "boolean":
+		return warehouse.Boolean
+	}
+	return warehouse.String
+}
+
+// queryColumns runs a catalog query returning (name, type) rows for a table
+// and maps each type.
+func queryColumns(ctx context.Context, db *engine.DB, query, table string, typeOf func(string) warehouse.Type) ([]column, error) {
+	rows, err := db.QueryContext(ctx, query, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []column
+	for rows.Next() {
+		var name string
+		var declared sql.NullString
+		if err := rows.Scan(&name, &declared); err != nil {
+			return nil, err
+		}
+		cols = append(cols, column{name: name, typ: typeOf(declared.String)})
+	}
+	return cols, rows.Err()
+}
+
+// selectQuery returns the query reading every column of the table.
+func selectQuery(src source, table string, cols []column) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(src.expr(c))
+	}
+	b.WriteString(" FROM ")
+	b.WriteString(src.from(table))
+	return b.String()
+}
+
+// timeValue gives a bulk load the time.Time of a timestamp or date read
+// from the Engine DB: a time value as it is, text in the Engine DB's fixed
+// UTC form parsed directly, any other text through engine.Time's layouts.
+// Text that is no time is an error naming it, never a zero time.
+func timeValue(v any) (any, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case time.Time:
+		return x.UTC(), nil
+	case string:
+		if t, ok := parseEngineTime(x); ok {
+			return t, nil
+		}
+	}
+	var t engine.Time
+	if err := t.Scan(v); err != nil {
+		return nil, err
+	}
+	return t.Time, nil
+}
+
+// parseEngineTime parses the two text forms a SQLite Engine DB stores,
+// YYYY-MM-DD HH:MM:SS.ffffff+00:00 and YYYY-MM-DD, without the general
+// layout machinery: a clone reads millions of them.
+func parseEngineTime(s string) (time.Time, bool) {
+	if len(s) != len("2006-01-02") && (len(s) != len("2006-01-02 15:04:05.000000+00:00") || s[10] != ' ' ||
+		s[13] != ':' || s[16] != ':' || s[19] != '.' || s[26:] != "+00:00") {
+		return time.Time{}, false
+	}
+	if s[4] != '-' || s[7] != '-' {
+		return time.Time{}, false
+	}
+	num := func(i, j int) int {
+		n := 0
+		for _, c := range []byte(s[i:j]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	y, mo, d := num(0, 4), num(5, 7), num(8, 10)
+	h, mi, sec, us := 0, 0, 0, 0
+	if len(s) > 10 {
+		h, mi, sec, us = num(11, 13), num(14, 16), num(17, 19), num(20, 26)
+	}
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || us < 0 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, us*1000, time.UTC)
+	if t.Day() != d {
+		return time.Time{}, false // such as February 30
+	}
+	return t, true
+}
+
+// batch is up to batchRows rows, their values one after another.
+type batch struct {
+	vals []any
+	n    int
+	err  error
+}
+
+// stream returns the rows of rs as a bulk load's row iterator. A goroutine
+// reads them in batches of batchRows, at most batchesInFlight batches at a
+// time, so the Engine DB is read while the warehouse writes, and no more
+// than those batches are ever held. progress is called with the rows handed
+// over so far after each batch. rs is closed when the iteration ends.
+func stream(ctx context.Context, rs *sql.Rows, cols []column, progress func(rows int64)) warehouse.Rows {
+	return func(yield func([]any, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		n := len(cols)
+		full := make(chan *batch, batchesInFlight)
+		free := make(chan *batch, batchesInFlight)
+		for range batchesInFlight {
+			free <- &batch{vals: make([]any, n*batchRows)}
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer close(full)
+			defer rs.Close()
+			readBatches(ctx, rs, cols, free, full)
+		}()
+		defer func() {
+			cancel()
+			for range full {
+			}
+			<-done
+		}()
+		var handed int64
+		for b := range full {
+			if b.err != nil {
+				yield(nil, b.err)
+				return
+			}
+			for i := range b.n {
+				if !yield(b.vals[i*n:(i+1)*n:(i+1)*n], nil) {
+					return
+				}
+			}
+			handed += int64(b.n)
+			if progress != nil {
+				progress(handed)
+			}
+			free <- b
+		}
+	}
+}
+
+// readBatches scans rs into free batches and sends each full one, and the
+// last, on full; a batch with err set ends the stream. It stops when ctx ends.
+// Values are kept as the driver gives them (the warehouse brings each to its
+// column's type), except timestamps and dates, which become time values.
+func readBatches(ctx context.Context, rs *sql.Rows, cols []column, free <-chan *batch, full chan<- *batch) {
+	raw := make([]any, len(cols))
+	dest := make([]any, len(cols))
+	for i := range raw {
+		dest[i] = &raw[i]
+	}
+	for {
+		var b *batch
+		select {
+		case b = <-free:
+		case <-ctx.Done():
+			return
+		}
+		b.n = 0
+		for b.n < batchRows && rs.Next() {
+			if err := rs.Scan(dest...); err != nil {
+				b.err = err
+				full <- b
+				return
+			}
+			row := b.vals[b.n*len(cols):]
+			for i, c := range cols {
+				v := raw[i]
+				if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
+					var err error
+					if v, err = timeValue(v); err != nil {
+						b.err = fmt.Errorf("column %s: %w", c.name, err)
+						full <- b
+						return
+					}
+				}
+				row[i] = v
+			}
+			b.n++
+		}
+		if b.n < batchRows {
+			b.err = rs.Err()
+			if b.n > 0 || b.err != nil {
+				full <- b
+			}
+			return
+		}
+		full <- b
+	}
+}

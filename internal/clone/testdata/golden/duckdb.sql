@@ -1,0 +1,23 @@
+-- dialect duckdb
+
+-- AUD_ODD NOTES: a missing mirror is created
+CREATE TABLE "Analytics"."etl_craft"."AUD_ODD NOTES" ("NOTE ID" BIGINT, "BODY ""QUOTED""" VARCHAR, "SCORE" DECIMAL(38, 10), "SEEN_AT" TIMESTAMP WITH TIME ZONE, "SEEN_ON" DATE, "OK" BOOLEAN);
+
+-- AUD_ODD NOTES: a mirror lacking its last two columns gains them (added SEEN_ON, OK)
+ALTER TABLE "Analytics"."etl_craft"."AUD_ODD NOTES" ADD COLUMN "SEEN_ON" DATE;
+ALTER TABLE "Analytics"."etl_craft"."AUD_ODD NOTES" ADD COLUMN "OK" BOOLEAN;
+
+-- AUD_ODD NOTES: every clone replaces the rows, 41 to an INSERT without a bulk path
+TRUNCATE TABLE "Analytics"."etl_craft"."AUD_ODD NOTES";
+INSERT INTO "Analytics"."etl_craft"."AUD_ODD NOTES" ("NOTE ID", "BODY ""QUOTED""", "SCORE", "SEEN_AT", "SEEN_ON", "OK") VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- CFG_PIPELINES: a missing mirror is created
+CREATE TABLE "Analytics"."etl_craft"."CFG_PIPELINES" ("PIPELINE_ID" BIGINT, "PIPELINE_CODE" VARCHAR, "PIPELINE_NAME" VARCHAR, "DESCRIPTION" VARCHAR, "RUN_SCHEDULE" VARCHAR, "SLA_IN_HOURS" DECIMAL(38, 10), "REFRESH_TYPE" VARCHAR, "ACTIVE_FLAG" VARCHAR, "PIPELINE_PARAMETERS" VARCHAR, "CREATED_BY" VARCHAR, "CREATE_DATE" TIMESTAMP WITH TIME ZONE, "UPDATED_BY" VARCHAR, "UPDATED_DATE" TIMESTAMP WITH TIME ZONE, "SCHEDULE_TIMEZONE" VARCHAR, "CATCHUP" VARCHAR, "MAX_CATCHUP_RUNS" BIGINT, "OVERLAP_POLICY" VARCHAR, "SCHEDULE_START_DATE" DATE);
+
+-- CFG_PIPELINES: a mirror lacking its last two columns gains them (added OVERLAP_POLICY, SCHEDULE_START_DATE)
+ALTER TABLE "Analytics"."etl_craft"."CFG_PIPELINES" ADD COLUMN "OVERLAP_POLICY" VARCHAR;
+ALTER TABLE "Analytics"."etl_craft"."CFG_PIPELINES" ADD COLUMN "SCHEDULE_START_DATE" DATE;
+
+-- CFG_PIPELINES: every clone replaces the rows, 13 to an INSERT without a bulk path
+TRUNCATE TABLE "Analytics"."etl_craft"."CFG_PIPELINES";
+INSERT INTO "Analytics"."etl_craft"."CFG_PIPELINES" ("PIPELINE_ID", "PIPELINE_CODE", "PIPELINE_NAME", "DESCRIPTION", "RUN_SCHEDULE", "SLA_IN_HOURS", "REFRESH_TYPE", "ACTIVE_FLAG", "PIPELINE_PARAMETERS", "CREATED_BY", "CREATE_DATE", "UPDATED_BY", "UPDATED_DATE", "SCHEDULE_TIMEZONE", "CATCHUP", "MAX_CATCHUP_RUNS", "OVERLAP_POLICY", "SCHEDULE_START_DATE") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
