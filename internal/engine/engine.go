@@ -283,6 +283,7 @@ type dialect interface {
 	setScope(ctx context.Context, tx *Tx, s Scope) error
 	tablesQuery() string
 	refreshTriggers(ctx context.Context, tx *Tx) error
+	beforeAlter(ctx context.Context, tx *Tx, statement string) error
 }
 
 // Time scans a timestamp stored by either dialect: a time value, or the UTC
@@ -366,6 +367,14 @@ func tables(ctx context.Context, q Querier, d dialect) ([]string, error) {
 		out = append(out, n)
 	}
 	return out, rows.Err()
+}
+
+// BeforeAlter prepares the guarded tables for a PROJECT migration's ALTER
+// TABLE statement: on SQLite, dropping a column of a metadata CFG_ table first
+// drops the change-capture triggers that name it (RefreshTriggers re-creates
+// them afterwards).
+func (tx *Tx) BeforeAlter(ctx context.Context, statement string) error {
+	return tx.d.beforeAlter(ctx, tx, statement)
 }
 
 // RefreshTriggers gives every CFG_ and AUD_ table its write guard, and every

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -265,4 +266,32 @@ func stampSet(values ...string) []string {
 		set[i] = quoteIdent(c) + " = " + values[i]
 	}
 	return set
+}
+
+// dropColumn matches ALTER TABLE <table> DROP [COLUMN] and captures the table.
+var dropColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+((?:"(?:[^"]|"")+"|[^\s"]+))\s+DROP\s`)
+
+// beforeAlter drops the generated change-capture triggers of a table whose
+// column a statement is about to drop: SQLite refuses to drop a column a
+// trigger names. The refresh after the statement re-creates them from the
+// table's remaining columns.
+func (sqliteDialect) beforeAlter(ctx context.Context, tx *Tx, statement string) error {
+	m := dropColumn.FindStringSubmatch(statement)
+	if m == nil {
+		return nil
+	}
+	table := m[1]
+	if strings.HasPrefix(table, `"`) {
+		table = strings.ReplaceAll(table[1:len(table)-1], `""`, `"`)
+	}
+	if i := strings.LastIndex(table, "."); i >= 0 && !strings.Contains(m[1], `"`) {
+		table = table[i+1:]
+	}
+	lower := strings.ToLower(table)
+	for _, op := range []string{"insert", "update", "delete"} {
+		if _, err := tx.tx.ExecContext(ctx, "DROP TRIGGER IF EXISTS "+quoteIdent("trg_audit_"+lower+"_"+op)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -282,3 +282,33 @@ func TestCodeCheckListsEveryBadCode(t *testing.T) {
 		}
 	}
 }
+
+func TestProjectMigrationAddsAndDropsCFGColumns(t *testing.T) {
+	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := context.Background()
+		initDB(t, db)
+		dir := project(t, map[string]string{
+			"0001_owner.sql": `ALTER TABLE CFG_PIPELINES ADD COLUMN OWNER VARCHAR;
+INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE, OWNER) VALUES ('P', 'P', 'FULL', 'team');
+`,
+			"0002_drop_owner.sql": `ALTER TABLE CFG_PIPELINES DROP COLUMN OWNER;
+UPDATE CFG_PIPELINES SET PIPELINE_NAME = 'renamed' WHERE PIPELINE_CODE = 'P';
+`,
+		})
+		if _, err := (&migrate.Runner{DB: db, ProjectDir: dir}).Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var after string
+		err := db.QueryRowContext(ctx, `SELECT CAST(AFTER_JSON AS VARCHAR) FROM AUD_METADATA_CHANGES
+			WHERE MIGRATION = '0002_drop_owner.sql' AND OPERATION = 'UPDATE'`).Scan(&after)
+		if err != nil || !strings.Contains(after, "renamed") || strings.Contains(strings.ToLower(after), `"owner"`) {
+			t.Fatalf("change after the drop: %q (%v)", after, err)
+		}
+		var inserted string
+		db.QueryRowContext(ctx, `SELECT CAST(AFTER_JSON AS VARCHAR) FROM AUD_METADATA_CHANGES
+			WHERE MIGRATION = '0001_owner.sql' AND OPERATION = 'INSERT'`).Scan(&inserted)
+		if !strings.Contains(inserted, "team") {
+			t.Fatalf("the added column was not captured: %q", inserted)
+		}
+	})
+}

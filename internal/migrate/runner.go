@@ -282,6 +282,11 @@ func (r *Runner) apply(ctx context.Context, f File) error {
 	}
 	err := inTx(ctx, func(tx *engine.Tx) error {
 		for _, s := range r.split(f.Text) {
+			if f.Source == Project && createOrAlterTable.MatchString(s.Text) {
+				if err := tx.BeforeAlter(ctx, s.Text); err != nil {
+					return statementError(f.Label(), s, err)
+				}
+			}
 			if err := tx.ExecRaw(ctx, s.Text); err != nil {
 				return statementError(f.Label(), s, err)
 			}
