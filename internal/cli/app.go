@@ -35,6 +35,8 @@ type app struct {
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.runCommand(),
+		a.markCommand(),
+		a.cancelCommand(),
 		a.reconcileCommand(),
 		a.initDBCommand(),
 		a.migrateCommand(),

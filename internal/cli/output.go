@@ -17,10 +17,12 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/run"
 )
 
 // Output formats of --format.
@@ -167,4 +169,58 @@ func addRunFlags(cmd *cobra.Command) *runFlags {
 // selector returns the selected run; a bad combination is a usage error.
 func (r *runFlags) selector() (inspect.RunSelector, error) {
 	return inspect.NewRunSelector(r.cmd.Flags().Changed("run-id"), r.id, r.cmd.Flags().Changed("run-key"), r.key)
+}
+
+// schemaOperation is the schema id of an operation document.
+const schemaOperation = "etl-craft/operation/1"
+
+// operation is the etl-craft/operation/1 document: the outcome of a command
+// that changed something, apart from the stored states it changed. Status
+// is the call's own outcome (SUCCESS when it did what was asked).
+type operation struct {
+	Schema       string `json:"schema"`
+	Status       string `json:"status"`
+	Message      string `json:"message"`
+	PipelineID   int64  `json:"pipeline_id"`
+	PipelineCode string `json:"pipeline_code"`
+	// Run and Task are the stored run and task the operation changed, as
+	// they are afterwards; null for an operation on the pipeline itself,
+	// such as a pause.
+	Run  any `json:"run"`
+	Task any `json:"task"`
+	// Pipeline is the pipeline's definition and pause state afterwards.
+	Pipeline *inspect.PipelineView `json:"pipeline"`
+	Waiting  bool                  `json:"waiting"`
+}
+
+// printOperation prints what an operator command changed: its message, or
+// with --format json its operation document.
+func (a *app) printOperation(s *session, format *outputFormat, c run.Change) error {
+	if !format.json() {
+		a.printf("%s\n", c.Message)
+		return nil
+	}
+	doc := operation{Schema: schemaOperation, Status: "SUCCESS", Message: c.Message, PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
+	list, err := inspect.ListPipelines(s.ctx, s.db)
+	if err != nil {
+		return err
+	}
+	for i := range list.Pipelines {
+		if list.Pipelines[i].PipelineID == c.PipelineID {
+			doc.Pipeline = &list.Pipelines[i]
+		}
+	}
+	if c.RunID != 0 {
+		st, err := inspect.RunStatus(s.ctx, s.db, c.PipelineCode, inspect.RunSelector{ID: c.RunID}, time.Now())
+		if err != nil {
+			return err
+		}
+		doc.Run = st.Run
+		for _, t := range st.Tasks {
+			if t.TaskCode == c.TaskCode {
+				doc.Task = t
+			}
+		}
+	}
+	return a.printJSON(doc)
 }

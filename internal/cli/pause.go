@@ -12,28 +12,8 @@ import (
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/run"
 )
-
-// schemaOperation is the schema id of an operation document.
-const schemaOperation = "etl-craft/operation/1"
-
-// operation is the etl-craft/operation/1 document: the outcome of a command
-// that changed something, apart from the stored states it changed. Status
-// is the call's own outcome (SUCCESS when it did what was asked).
-type operation struct {
-	Schema       string `json:"schema"`
-	Status       string `json:"status"`
-	Message      string `json:"message"`
-	PipelineID   int64  `json:"pipeline_id"`
-	PipelineCode string `json:"pipeline_code"`
-	// Run and Task are the stored run and task the operation changed; null
-	// for an operation on the pipeline itself, such as a pause.
-	Run  any `json:"run"`
-	Task any `json:"task"`
-	// Pipeline is the pipeline's definition and pause state afterwards.
-	Pipeline *inspect.PipelineView `json:"pipeline"`
-	Waiting  bool                  `json:"waiting"`
-}
 
 func (a *app) pauseCommand() *cobra.Command {
 	return a.pauseOrResume("pause", "Pause a pipeline: start nothing of it until it is resumed",
@@ -88,21 +68,7 @@ func (a *app) pauseOrResume(verb, short, long string,
 		if err != nil {
 			return err
 		}
-		if !format.json() {
-			a.printf("%s\n", c.Message)
-			return nil
-		}
-		doc := operation{Schema: schemaOperation, Status: "SUCCESS", Message: c.Message, PipelineID: p.ID, PipelineCode: p.Code}
-		list, err := inspect.ListPipelines(s.ctx, s.db)
-		if err != nil {
-			return err
-		}
-		for i := range list.Pipelines {
-			if list.Pipelines[i].PipelineID == p.ID {
-				doc.Pipeline = &list.Pipelines[i]
-			}
-		}
-		return a.printJSON(doc)
+		return a.printOperation(s, format, run.Change{PipelineID: p.ID, PipelineCode: p.Code, Message: c.Message})
 	}
 	return cmd
 }

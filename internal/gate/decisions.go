@@ -79,3 +79,19 @@ func RecordBypass(ctx context.Context, tx *engine.Tx, pipelineID, runID, taskID 
 		pipelineID, runID, task, reason, a.Name, string(a.Kind), tx.TimeArg(now))
 	return exit.Wrap(exit.EngineDB, err, "could not record the GATE_BYPASS intervention of pipeline_run_id=%d", runID)
 }
+
+// CarryOver gives a retry the decisions its failed attempt was admitted with,
+// in the transaction that queues the retry: one new AUD_GATE_DECISIONS row for
+// attempt to per row of attempt from, with the same selected upstream output,
+// result and reason, decided at now. The retry then consumes what the first
+// attempt would have consumed, had it succeeded. It returns how many rows it
+// added.
+func CarryOver(ctx context.Context, tx *engine.Tx, from, to int64, now time.Time) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO AUD_GATE_DECISIONS (PIPELINE_RUN_ID, ATTEMPT_ID, PIPELINE_DEPENDENCY_ID,
+			TASK_DEPENDENCY_ID, SELECTED_PIPELINE_RUN_ID, SELECTED_TASK_RUN_ID, SELECTED_REVISION, RESULT, REASON, DECIDED_AT)
+		SELECT PIPELINE_RUN_ID, $2, PIPELINE_DEPENDENCY_ID, TASK_DEPENDENCY_ID, SELECTED_PIPELINE_RUN_ID,
+			SELECTED_TASK_RUN_ID, SELECTED_REVISION, RESULT, REASON, $3
+		FROM AUD_GATE_DECISIONS WHERE ATTEMPT_ID = $1 ORDER BY DECISION_ID`, from, to, tx.TimeArg(now))
+	n, err := affected(res, err)
+	return n, exit.Wrap(exit.EngineDB, err, "could not carry the decisions of attempt_id=%d over to attempt_id=%d", from, to)
+}

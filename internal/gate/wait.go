@@ -102,3 +102,13 @@ func saveBudget(ctx context.Context, tx *engine.Tx, runID, taskID int64, b Budge
 	}
 	return exit.Wrap(exit.EngineDB, err, "could not record the gate wait of pipeline_run_id=%d in AUD_GATE_WAITS", runID)
 }
+
+// SettleWaits clears NEXT_CHECK_AT of every gate of a run that is still
+// waiting, in the caller's transaction: call it when the run ends without its
+// gates settling, as when an operator cancels or marks it. The budgets stay
+// as they were, for the record.
+func SettleWaits(ctx context.Context, tx *engine.Tx, runID int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE AUD_GATE_WAITS SET NEXT_CHECK_AT = NULL
+		WHERE PIPELINE_RUN_ID = $1 AND NEXT_CHECK_AT IS NOT NULL`, runID)
+	return exit.Wrap(exit.EngineDB, err, "could not settle the gate waits of pipeline_run_id=%d in AUD_GATE_WAITS", runID)
+}

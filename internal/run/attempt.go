@@ -11,6 +11,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
+	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
@@ -23,7 +24,13 @@ var (
 	errLeaseLost = errors.New("the attempt lost its heartbeat: its lease was fenced")
 	// errRunEnded: the run was ended or taken by someone else meanwhile.
 	errRunEnded = errors.New("the run was ended or taken over by another process")
+	// errCancelled: an operator cancelled the attempt (etl-craft cancel).
+	errCancelled = errors.New("the attempt was cancelled by an operator")
 )
+
+// CancelPoll is how often a running attempt looks whether an operator
+// cancelled it.
+const CancelPoll = 2 * time.Second
 
 // timedOut is the cause of an attempt that passed its time limit.
 type timedOut struct{ limit time.Duration }
@@ -131,6 +138,11 @@ func (a *attempt) run(ctx, rctx context.Context) result {
 		o.Log = taskLog(o.Result, a.log.tail())
 		a.log.close()
 	}
+	if o.Cancelled {
+		a.s.log.Warn("task cancelled by an operator", "task", a.slot.task.Code, "attempt", a.q.Number)
+		return result{task: a.slot.task, status: TaskCancelled, up: upstream{Status: TaskCancelled}, taskRunID: a.q.TaskRunID,
+			message: o.Error}
+	}
 	return a.record(rctx, o)
 }
 
@@ -200,6 +212,8 @@ func (a *attempt) work(ctx, rctx context.Context) outcome {
 		o.Status, o.Error, o.Retryable = AttemptTimedOut, cause.Error(), true
 	case errors.Is(cause, errInterrupted):
 		o.Error, o.Retryable = "was stopped because the run was interrupted", false
+	case errors.Is(cause, errCancelled):
+		o.Error, o.Cancelled = "was stopped because an operator cancelled it", true
 	case cause != nil:
 		o.Error, o.Retryable = cause.Error(), false
 	}
@@ -221,17 +235,29 @@ func oneLine(s string) string {
 	return s
 }
 
-// heartbeat renews the attempt's lease every RenewEvery until stopped. A
-// fenced lease cancels the attempt's work.
+// heartbeat renews the attempt's lease every RenewEvery until stopped, and
+// looks every CancelPoll whether an operator cancelled it. A fenced lease or
+// a cancel stops the attempt's work.
 func (a *attempt) heartbeat(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
 	quit := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(a.s.renewEvery)
 		defer tick.Stop()
+		poll := time.NewTicker(CancelPoll)
+		defer poll.Stop()
 		for {
 			select {
 			case <-quit:
 				return
+			case <-poll.C:
+				var status string
+				err := a.s.opts.DB.QueryRowContext(ctx, "SELECT STATUS FROM AUD_TASK_ATTEMPTS WHERE ATTEMPT_ID = $1",
+					a.q.AttemptID).Scan(&status)
+				if err == nil && status == AttemptCancelled {
+					cancel(errCancelled)
+					return
+				}
+				continue
 			case <-tick.C:
 			}
 			err := inTx(ctx, a.s.opts.DB, func(tx *wtx) error {
@@ -280,7 +306,18 @@ func (a *attempt) write(ctx context.Context, o outcome) result {
 		if err := finishAttempt(ctx, tx, a.q.AttemptID, a.owner, o, now); err != nil {
 			return err
 		}
-		if o.Status == AttemptSuccess || !o.Retryable {
+		if o.Status == AttemptSuccess {
+			// What the task consumed from other pipelines commits with its
+			// success: the SATISFIED decisions its attempt was admitted with.
+			if err := fault.Point("runner.before_consumption"); err != nil {
+				return err
+			}
+			if _, err := gate.ConsumeAttempt(ctx, tx.Tx, a.q.AttemptID); err != nil {
+				return err
+			}
+			return fault.Point("attempt.after_consumption")
+		}
+		if !o.Retryable {
 			return nil
 		}
 		next, due, err := queueRetry(ctx, tx, sl.run.ID, sl.task.ID, a.q, sl.policy, now)
@@ -309,7 +346,8 @@ func (a *attempt) write(ctx context.Context, o outcome) result {
 }
 
 // queueRetry queues the next attempt of a failed one when its policy has
-// retries left and the run is still IN-PROGRESS. The budget counts the
+// retries left and the run is still IN-PROGRESS, carrying over the gate
+// decisions the failed attempt was admitted with. The budget counts the
 // persisted retries since the task's last first execution (an attempt queued
 // without NOT_BEFORE), so a restart grants nothing.
 func queueRetry(ctx context.Context, tx *wtx, runID, taskID int64, failed queued, p Policy, now time.Time) (*queued, time.Time, error) {
@@ -330,6 +368,9 @@ func queueRetry(ctx context.Context, tx *wtx, runID, taskID int64, failed queued
 	due := now.Add(p.RetryDelay(used + 1))
 	next, err := queueAttempt(ctx, tx, runID, taskID, &due, now)
 	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if _, err := gate.CarryOver(ctx, tx.Tx, failed.AttemptID, next.AttemptID, now); err != nil {
 		return nil, time.Time{}, err
 	}
 	return &next, due, nil

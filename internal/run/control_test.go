@@ -29,7 +29,8 @@ func TestAPausedPipelineStartsNothing(t *testing.T) {
 				out, err = f.supervisor().RunTask(f.ctx(), Request{PipelineCode: "P", TaskCode: task})
 			}
 			if err != nil || out.Status != Paused || out.Code != exit.Success ||
-				!strings.Contains(out.String(), "paused by ops@host (HUMAN) at ") || !strings.HasSuffix(out.String(), ": warehouse upgrade; nothing was started") {
+				!strings.Contains(out.String(), "paused by ops@host (HUMAN) since ") ||
+				!strings.HasSuffix(out.String(), ": warehouse upgrade; nothing was started: etl-craft resume --pipeline_code P lets it run again") {
 				t.Fatalf("%q %v", out.String(), err)
 			}
 		}
@@ -121,7 +122,7 @@ func TestRunSelectionOfWholePipelineRuns(t *testing.T) {
 			t.Fatalf("key %s kind %s", key, kind)
 		}
 		_, err = f.supervisor().RunPipeline(f.ctx(), Request{PipelineCode: "P", RunKey: "daily:2026-10-07"})
-		wantCode(t, err, exit.RunState, "ended SUCCESS; a whole-pipeline run does not reopen it")
+		wantCode(t, err, exit.RunState, "ended SUCCESS; it is not started again")
 		other := f.openRun("OTHER")
 		_, err = f.supervisor().RunPipeline(f.ctx(), Request{PipelineCode: "P", RunID: other})
 		wantCode(t, err, exit.RunState, "matched 0 runs")
@@ -150,7 +151,8 @@ func TestCrossPipelineTaskDependenciesJudgeTheUpstreamsLatestFinishedRun(t *test
 		up := f.runPipeline("UP")
 		out = f.runPipeline("DOWN")
 		msg = f.nullString("SELECT ERROR_MESSAGE FROM AUD_TASK_RUN_LOG WHERE PIPELINE_RUN_ID = $1", out.RunID)
-		if out.Status != RunSkipped || !strings.Contains(msg.String, "last finished run "+itoa(int(up.RunID))+": UP.publish ended FAILED") {
+		if out.Status != RunSkipped || !strings.Contains(msg.String, "upstream task UP.publish (SUCCESS) last finished run "+itoa(int(up.RunID))+" (task_run_id=") ||
+			!strings.HasSuffix(msg.String, " ended FAILED, which does not satisfy a SUCCESS dependency") {
 			t.Fatalf("%q %q", out.String(), msg.String)
 		}
 	})

@@ -3,10 +3,11 @@ package run
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
-	"github.com/etl-craft/etl-craft/internal/engine"
-	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
@@ -27,21 +28,14 @@ func (u upstream) hasData() bool {
 	return u.TargetCount.Valid && u.TargetCount.Int64 > 0
 }
 
-// satisfies reports whether an upstream that ended so satisfies a dependency
-// of the type: SUCCESS needs SUCCESS, FAILURE needs FAILED (a cancelled task
-// counts as failed), ALWAYS any ending, HAS_DATA SUCCESS with rows written.
+// satisfies reports whether an upstream task that ended so satisfies a
+// dependency of the type, by the same rule as the gates of other pipelines
+// (gate.Satisfies): SUCCESS needs SUCCESS, FAILURE needs FAILED, ALWAYS any
+// ending, HAS_DATA SUCCESS with rows written. An unknown type, which graph
+// validation refuses before a run, satisfies nothing.
 func satisfies(depType string, u upstream) bool {
-	switch depType {
-	case pipeline.Success:
-		return u.Status == TaskSuccess
-	case pipeline.Failure:
-		return u.Status == TaskFailed || u.Status == TaskCancelled
-	case pipeline.Always:
-		return u.Status == TaskSuccess || u.Status == TaskFailed || u.Status == TaskCancelled || u.Status == TaskSkipped
-	case pipeline.HasData:
-		return u.Status == TaskSuccess && u.hasData()
-	}
-	return false
+	ok, err := gate.Satisfies(depType, u.Status, u.hasData())
+	return ok && err == nil
 }
 
 // unmetText says why an ended upstream does not satisfy the dependency.
@@ -52,49 +46,103 @@ func unmetText(d *pipeline.Dependency, u upstream) string {
 	return fmt.Sprintf("%s ended %s, which does not satisfy a %s dependency", d.Label(), u.Status, d.Type)
 }
 
-// Gates judges the cross-pipeline dependencies of a task about to start.
-type Gates interface {
-	// TaskDeps returns how many of the task's cross-pipeline dependencies
-	// are satisfied, and for each one that is not, why.
-	TaskDeps(ctx context.Context, runID int64, t *pipeline.Task, deps []*pipeline.Dependency) (satisfied int, unmet []string, err error)
+// backfillCross judges a task's dependencies on other pipelines under a
+// backfill's run, which checks none of them: a backfill replays history as
+// if its upstreams had delivered, so SUCCESS, HAS_DATA and ALWAYS
+// dependencies count as met; a FAILURE dependency does not, since nothing
+// says an upstream failed. Nothing is decided or consumed.
+func backfillCross(deps []*pipeline.Dependency) (met int, unmet []string) {
+	for _, d := range deps {
+		if d.Type == pipeline.Failure {
+			unmet = append(unmet, fmt.Sprintf("upstream task %s (%s) is not evaluated in a backfill, so it is not met", d.Label(), d.Type))
+			continue
+		}
+		met++
+	}
+	return met, unmet
 }
 
-// latestRunGates judges a cross-pipeline dependency by the upstream task in
-// its pipeline's latest finished run that is not a backfill; older runs do
-// not count.
-type latestRunGates struct{ db *engine.DB }
-
-func (g latestRunGates) TaskDeps(ctx context.Context, _ int64, _ *pipeline.Task, deps []*pipeline.Dependency) (int, []string, error) {
-	satisfied := 0
-	var unmet []string
-	for _, d := range deps {
-		var runID int64
-		var runStatus string
-		var status sql.NullString
-		var u upstream
-		err := g.db.QueryRowContext(ctx, `SELECT r.PIPELINE_RUN_ID, r.STATUS, t.STATUS, t.ROWS_WRITTEN, t.TARGET_COUNT
-			FROM AUD_PIPELINES_RUN_LOG r
-			LEFT JOIN AUD_TASK_RUN_LOG t ON t.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID AND t.TASK_ID = $2
-			WHERE r.PIPELINE_ID = $1 AND r.BACKFILL = 'N' AND r.STATUS IN ($3, $4, $5, $6)
-			ORDER BY r.PIPELINE_RUN_ID DESC LIMIT 1`,
-			d.UpstreamPipelineID, d.UpstreamTaskID, RunSuccess, RunFailed, RunSkipped, RunCancelled).
-			Scan(&runID, &runStatus, &status, &u.RowsWritten, &u.TargetCount)
-		label := fmt.Sprintf("upstream task %s (%s)", d.Label(), d.Type)
-		switch {
-		case engine.IsNoRows(err):
-			unmet = append(unmet, label+" has no finished run")
-		case err != nil:
-			return 0, nil, exit.Wrap(exit.EngineDB, err, "could not judge the dependency on %s", d.Label())
-		case !status.Valid:
-			unmet = append(unmet, fmt.Sprintf("%s did not run in its pipeline's last finished run %d (%s)", label, runID, runStatus))
-		default:
-			u.Status = status.String
-			if satisfies(d.Type, u) {
-				satisfied++
-				continue
-			}
-			unmet = append(unmet, fmt.Sprintf("%s: last finished run %d: %s", label, runID, unmetText(d, u)))
+// crossDeps returns the task's dependencies on tasks of other pipelines.
+func crossDeps(t *pipeline.Task) []*pipeline.Dependency {
+	var out []*pipeline.Dependency
+	for _, d := range t.Deps {
+		if d.CrossPipeline {
+			out = append(out, d)
 		}
 	}
-	return satisfied, unmet, nil
+	return out
+}
+
+// taskAdmission is what the gate of a task's dependencies on other pipelines
+// decided when an attempt of the task was about to start.
+type taskAdmission struct {
+	// queued is the admitted attempt, QUEUED with the gate's decisions.
+	queued queued
+	// nextCheck is set while the gate waits for a running upstream: nothing
+	// was admitted, and the wait is kept in AUD_GATE_WAITS.
+	nextCheck time.Time
+	// unmet says why the gate did not pass.
+	unmet string
+	// skipped is set when the task was recorded SKIPPED for the run.
+	skipped bool
+	// notYet is set when a "no" that is not definitive (an upstream still
+	// running when the budget ran out) recorded nothing, so that the
+	// caller may look again later.
+	notYet bool
+	// bypass names the dependencies Dependency_gates let through.
+	bypass string
+}
+
+// errNotYet rolls back a gate look that recorded nothing.
+var errNotYet = errors.New("the gate's answer is not definitive yet")
+
+// admitTask checks the gate of a task's dependencies on other pipelines, of
+// which needed must be satisfied, in the transaction that admits its attempt.
+// When the gate passes, the attempt is queued and the gate's decisions are
+// recorded for it, with the GATE_BYPASS of what Dependency_gates let through.
+// When it does not, the decisions are recorded without an attempt and the
+// task is recorded SKIPPED (unless it has a summary already, from an earlier
+// attempt); but when mayComeBack is set and the "no" is not definitive,
+// nothing is recorded. A waiting gate admits nothing and holds no worker.
+func (s *Supervisor) admitTask(ctx context.Context, r runRow, t *pipeline.Task, needed int, hasRow, mayComeBack bool,
+	now time.Time) (taskAdmission, error) {
+	var a taskAdmission
+	gt := gate.TaskGate(r.ID, t, needed, s.opts.GatePolicy, s.opts.GateWait)
+	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
+		o, err := gate.Evaluate(ctx, tx.Tx, gt, now)
+		switch {
+		case err != nil:
+			return err
+		case o.Waiting():
+			a.nextCheck = o.NextCheckAt
+			return nil
+		case o.Pass:
+			if a.queued, err = queueAttempt(ctx, tx, r.ID, t.ID, nil, time.Now()); err != nil {
+				return err
+			}
+			if err := gate.Record(ctx, tx.Tx, r.ID, a.queued.AttemptID, o.Decisions); err != nil {
+				return err
+			}
+			a.bypass = o.BypassReason()
+			return gate.RecordBypass(ctx, tx.Tx, r.PipelineID, r.ID, t.ID, a.bypass, now)
+		}
+		a.unmet = o.Reason()
+		if mayComeBack && !o.Definitive() {
+			a.notYet = true
+			return errNotYet
+		}
+		if err := gate.Record(ctx, tx.Tx, r.ID, 0, o.Decisions); err != nil {
+			return err
+		}
+		if hasRow {
+			return nil
+		}
+		a.skipped = true
+		_, err = skipTask(ctx, tx, r.ID, t.ID, "not run: its dependencies can never be met: "+a.unmet, time.Now())
+		return err
+	})
+	if errors.Is(err, errNotYet) {
+		err = nil
+	}
+	return a, err
 }

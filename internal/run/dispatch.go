@@ -9,6 +9,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
@@ -22,6 +23,9 @@ const (
 	running
 	// retrying: a retry is queued and starts when due; it holds no slot.
 	retrying
+	// gated: its gate of dependencies on other pipelines waits for a
+	// running upstream and looks again when due; it holds no slot.
+	gated
 	// foreign: another process runs an attempt of it.
 	foreign
 	// Settled: succeeded, skipped, or failed and not started again in
@@ -41,6 +45,8 @@ type task struct {
 	// queued is the waiting attempt of a retrying task, due at due.
 	queued queued
 	due    time.Time
+	// gateAt is when a gated task's gate looks again (on the gate clock).
+	gateAt time.Time
 	// hasRow is set once the task has a summary row under the run.
 	hasRow bool
 	// done is set when the task settled in this session (force runs wait
@@ -56,7 +62,13 @@ type dispatcher struct {
 	run     runRow
 	owner   string
 	force   bool
-	tasks   []*task // in wave order
+	// startNothing settles the run without starting any task: a
+	// --finalize-only step.
+	startNothing bool
+	// bypassed are the GATE_BYPASS reasons of the run and its tasks, for
+	// the run's summary.
+	bypassed []string
+	tasks    []*task // in wave order
 	byID    map[int64]*task
 	running int
 	results chan result
@@ -77,9 +89,15 @@ type dispatcher struct {
 const checkEvery = time.Second
 
 // RunPipeline runs the pipeline's tasks under a new or resumed run and ends
-// the run when nothing more can start. It returns the outcome, or an error
-// when nothing could be recorded or the run could not go on.
+// the run when nothing more can start. A new run is admitted through its
+// pipeline gate (not with Force); when the gate does not pass the run ends
+// SKIPPED. It returns the outcome, or an error when nothing could be
+// recorded or the run could not go on. Remote mode refuses it.
 func (s *Supervisor) RunPipeline(ctx context.Context, req Request) (Outcome, error) {
+	if s.opts.Remote {
+		return Outcome{}, exit.Errorf(exit.RunRefused,
+			"Orchestration.Mode is remote: the orchestrator runs one task at a time with --task_code, between --init-only and --finalize-only; only local mode runs a whole pipeline")
+	}
 	g, policies, err := s.load(ctx, req.PipelineCode)
 	if err != nil {
 		return Outcome{}, err
@@ -89,13 +107,25 @@ func (s *Supervisor) RunPipeline(ctx context.Context, req Request) (Outcome, err
 		return out, err
 	}
 	owner := NewOwner()
-	r, err := s.bindRun(ctx, g, req, owner)
+	b, err := s.bindRun(ctx, g, start{req: req, owner: owner, gated: !req.Force, kind: TriggerManual, key: req.RunKey, date: req.RunDate})
 	if err != nil {
 		return out, err
 	}
+	if out, done := s.gateOutcome(ctx, g, b); done {
+		return out, nil
+	}
+	d := s.dispatcher(g, policies, b.run, owner)
+	d.force = req.Force
+	if b.bypass != "" {
+		d.bypassed = append(d.bypassed, b.bypass)
+	}
+	return d.supervise(ctx)
+}
+
+// dispatcher returns the dispatcher of a run this process holds as owner.
+func (s *Supervisor) dispatcher(g *pipeline.Graph, policies map[int64]Policy, r runRow, owner string) *dispatcher {
 	s.log.Info("supervising a run", "pipeline", g.Pipeline.Code, "pipeline_run_id", r.ID, "run_key", r.Key)
-	d := &dispatcher{s: s, g: g, run: r, owner: owner, force: req.Force, byID: map[int64]*task{},
-		results: make(chan result, len(g.Tasks))}
+	d := &dispatcher{s: s, g: g, run: r, owner: owner, byID: map[int64]*task{}, results: make(chan result, len(g.Tasks))}
 	for _, wave := range g.Waves() {
 		for _, t := range wave {
 			x := &task{t: t, policy: policies[t.ID]}
@@ -103,7 +133,7 @@ func (s *Supervisor) RunPipeline(ctx context.Context, req Request) (Outcome, err
 			d.byID[t.ID] = x
 		}
 	}
-	return d.supervise(ctx)
+	return d
 }
 
 // supervise is the dispatch loop.
@@ -119,6 +149,8 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 	defer renew.Stop()
 	check := time.NewTicker(checkEvery)
 	defer check.Stop()
+	var look gateTimer
+	defer look.stop()
 	for {
 		if ctx.Err() != nil {
 			return d.interrupted(out, context.Cause(ctx))
@@ -126,8 +158,12 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 		if err := d.schedule(d.records); err != nil {
 			return out, d.abandon(err)
 		}
-		next, retrying := d.nextRetry()
-		if d.running == 0 && !retrying {
+		next, anyRetry := d.nextDue(retrying)
+		nextLook, anyGate := d.nextDue(gated)
+		if d.startNothing {
+			anyRetry = false
+		}
+		if d.running == 0 && !anyRetry && !anyGate {
 			switch {
 			case d.count(foreign) > 0:
 				return d.leave(out, d.foreignDetail())
@@ -137,10 +173,10 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 			}
 			return d.finalize(ctx)
 		}
-		// Wait for an attempt to end or a retry to be due; a waiting retry
-		// holds no slot.
+		// Wait for an attempt to end, a retry to be due or a gate's next
+		// look; a waiting retry or gate holds no slot.
 		var due <-chan time.Time
-		if retrying {
+		if anyRetry {
 			due = time.After(time.Until(next))
 		}
 		select {
@@ -149,6 +185,8 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 				return out, d.abandon(err)
 			}
 		case <-due:
+		case <-look.at(d.s.clock(), nextLook, anyGate):
+			look.fired = true
 		case <-ctx.Done():
 			return d.interrupted(out, context.Cause(ctx))
 		case <-renew.C:
@@ -245,25 +283,33 @@ func loadTaskRuns(ctx context.Context, q engine.Querier, runID int64) (map[int64
 }
 
 // schedule skips the tasks that can never run and starts the ready ones
-// while slots are free, in wave order so that skips cascade in one pass.
+// while slots are free, in wave order so that skips cascade in one pass. A
+// task whose own pipeline's upstreams have settled and whose dependencies on
+// other pipelines decide is admitted through its gate when a slot is free.
 func (d *dispatcher) schedule(ctx context.Context) error {
 	now := time.Now()
 	for _, t := range d.tasks {
+		free := d.running < d.s.opts.MaxParallel && !d.startNothing
 		switch t.st {
 		case retrying:
-			if d.running < d.s.opts.MaxParallel && !now.Before(t.due) {
+			if free && !now.Before(t.due) {
 				d.start(t, t.queued)
 			}
-		case pending:
-			ready, unmet, err := d.judge(ctx, t)
-			if err != nil {
-				return err
+		case pending, gated:
+			if t.st == gated && d.s.clock().Now().Before(t.gateAt) {
+				continue
 			}
+			ready, unmet, gateNeed := d.judge(t)
 			switch {
-			case ready && d.running < d.s.opts.MaxParallel:
-				d.start(t, queued{})
 			case unmet != nil:
 				if err := d.skip(ctx, t, unmet); err != nil {
+					return err
+				}
+			case !free:
+			case ready:
+				d.start(t, queued{})
+			case gateNeed > 0:
+				if err := d.admit(ctx, t, gateNeed); err != nil {
 					return err
 				}
 			}
@@ -272,16 +318,41 @@ func (d *dispatcher) schedule(ctx context.Context) error {
 	return nil
 }
 
+// admit looks at the gate of a task's dependencies on other pipelines and
+// starts its attempt when the gate passes.
+func (d *dispatcher) admit(ctx context.Context, t *task, needed int) error {
+	a, err := d.s.admitTask(ctx, d.run, t.t, needed, t.hasRow, false, d.s.clock().Now())
+	switch {
+	case err != nil:
+		return err
+	case !a.nextCheck.IsZero():
+		t.st, t.gateAt = gated, a.nextCheck
+	case a.queued.AttemptID != 0:
+		if a.bypass != "" {
+			d.bypassed = append(d.bypassed, t.t.Code+": "+a.bypass)
+		}
+		d.start(t, a.queued)
+	case a.skipped:
+		d.s.log.Info("task skipped: its gate was not satisfied", "task", t.t.Code, "reason", a.unmet)
+		t.st, t.hasRow, t.done, t.up = skipped, true, true, upstream{Status: TaskSkipped}
+	default:
+		// It failed earlier under this run and keeps its summary.
+		t.st, t.done = failed, true
+	}
+	return nil
+}
+
 // judge says whether a pending task is ready, or, with the reasons, that it
-// can never run under this run; neither means it waits.
-func (d *dispatcher) judge(ctx context.Context, t *task) (ready bool, unmet []string, err error) {
+// can never run under this run, or how many of its dependencies on other
+// pipelines its gate must find satisfied; none of these means it waits.
+func (d *dispatcher) judge(t *task) (ready bool, unmet []string, gateNeed int) {
 	if d.force {
 		for _, u := range d.g.Upstreams(t.t) {
 			if !d.byID[u.ID].done {
-				return false, nil, nil
+				return false, nil, 0
 			}
 		}
-		return true, nil, nil
+		return true, nil, 0
 	}
 	need := t.t.Required()
 	sat, open := 0, 0
@@ -305,21 +376,20 @@ func (d *dispatcher) judge(ctx context.Context, t *task) (ready bool, unmet []st
 	}
 	switch {
 	case sat >= need:
-		return true, nil, nil
+		return true, nil, 0
 	case sat+open+len(cross) < need:
-		return false, unmet, nil
+		return false, unmet, 0
 	case open > 0:
-		return false, nil, nil
+		return false, nil, 0
+	case d.run.Backfill:
+		met, reasons := backfillCross(cross)
+		if sat+met >= need {
+			return true, nil, 0
+		}
+		return false, append(unmet, reasons...), 0
 	}
 	// Every same-pipeline upstream has settled: the other pipelines decide.
-	n, reasons, err := d.s.gates.TaskDeps(ctx, d.run.ID, t.t, cross)
-	if err != nil {
-		return false, nil, err
-	}
-	if sat+n >= need {
-		return true, nil, nil
-	}
-	return false, append(unmet, reasons...), nil
+	return false, nil, need - sat
 }
 
 // skip records a task that can never run as SKIPPED. A task that already
@@ -397,16 +467,65 @@ func (d *dispatcher) reload(ctx context.Context, t *task) error {
 	return nil
 }
 
-// nextRetry returns when the earliest queued retry is due.
-func (d *dispatcher) nextRetry() (time.Time, bool) {
+// nextDue returns when the earliest task in the state is due: a retrying
+// task's queued retry (wall clock), or a gated task's next look (gate clock).
+func (d *dispatcher) nextDue(st state) (time.Time, bool) {
 	var next time.Time
 	ok := false
 	for _, t := range d.tasks {
-		if t.st == retrying && (!ok || t.due.Before(next)) {
-			next, ok = t.due, true
+		due := t.due
+		if st == gated {
+			due = t.gateAt
+		}
+		if t.st == st && (!ok || due.Before(next)) {
+			next, ok = due, true
 		}
 	}
 	return next, ok
+}
+
+// gateTimer sleeps on the gate clock until the next look of a gated task is
+// due. One sleep runs at a time; it is replaced when the due time changes.
+type gateTimer struct {
+	due    time.Time
+	c      chan struct{}
+	cancel context.CancelFunc
+	// fired is set once c was received from: the look is due, and the timer
+	// does not wake the loop again for the same time.
+	fired bool
+}
+
+// at returns a channel closed when the clock reaches due, or nil when no task
+// is gated or this due time has fired already.
+func (g *gateTimer) at(clock gate.Clock, due time.Time, on bool) <-chan struct{} {
+	switch {
+	case !on:
+		g.stop()
+		return nil
+	case g.c != nil && g.due.Equal(due):
+		if g.fired {
+			return nil
+		}
+		return g.c
+	}
+	g.stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := make(chan struct{})
+	g.due, g.c, g.cancel, g.fired = due, c, cancel, false
+	go func() {
+		if clock.Sleep(ctx, due.Sub(clock.Now())) == nil {
+			close(c)
+		}
+	}()
+	return c
+}
+
+// stop ends the running sleep, if any.
+func (g *gateTimer) stop() {
+	if g.cancel != nil {
+		g.cancel()
+	}
+	g.c, g.cancel = nil, nil
 }
 
 // renew extends the supervisor's lease on its run.
@@ -455,7 +574,7 @@ func (d *dispatcher) check(ctx context.Context) (ended, paused string, err error
 		return "", "", stale(runsTable, d.run.ID, "supervise", fmt.Sprintf("status IN-PROGRESS owner='%s'", d.owner),
 			fmt.Sprintf("status %s owner='%s'", status, owner.String))
 	}
-	p, err := openPause(ctx, d.s.opts.DB, d.g.Pipeline.ID)
+	p, err := gate.PausedBy(ctx, d.s.opts.DB, d.g.Pipeline.ID)
 	if err != nil || p == nil {
 		return "", "", err
 	}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
+	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
 // finalize ends the dispatcher's run.
 func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
-	out, err := d.s.finish(d.records, d.g, d.run, d.owner)
+	out, err := d.s.finish(d.records, d.g, d.run, d.owner, strings.Join(d.bypassed, "; "))
 	if err != nil {
 		return out, d.abandon(err)
 	}
@@ -21,9 +22,11 @@ func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
 }
 
 // finish ends an IN-PROGRESS run held by owner ("" for none) from its
-// tasks' statuses, in one transaction with its SLA status, then runs the
-// after-run hooks.
-func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, owner string) (Outcome, error) {
+// tasks' statuses, in one transaction with its SLA status and what it
+// consumed through its pipeline dependencies (gate.ConsumeRun: only a run
+// that ended SUCCESS consumes, and only its SATISFIED admission decisions),
+// then runs the after-run hooks. note, when set, is added to the summary.
+func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, owner, note string) (Outcome, error) {
 	out := Outcome{PipelineCode: g.Pipeline.Code, RunID: r.ID, Status: RunInProgress}
 	var status, detail string
 	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
@@ -36,9 +39,10 @@ func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, ow
 		if err := finishRun(ctx, tx, r.ID, owner, runEnding{Status: status, SLA: slaStatus(g.Pipeline, r, now)}, now); err != nil {
 			return err
 		}
-		// Consumption of the pipeline's dependencies commits here, with
-		// the run's status.
 		if err := fault.Point("pipeline.before_consumption"); err != nil {
+			return err
+		}
+		if _, err := gate.ConsumeRun(ctx, tx.Tx, r.ID); err != nil {
 			return err
 		}
 		return fault.Point("pipeline.after_consumption")
@@ -46,7 +50,7 @@ func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, ow
 	if err != nil {
 		return out, err
 	}
-	out.Status, out.Detail = status, detail
+	out.Status, out.Detail = status, joinDetail(detail, note)
 	if status == RunFailed || status == RunCancelled {
 		out.Code = exit.Failure
 	}
@@ -140,4 +144,15 @@ func skippedByFailure(g *pipeline.Graph, statusOf func(*pipeline.Task) string) [
 		}
 	}
 	return out
+}
+
+// joinDetail joins the non-empty parts of a summary with "; ".
+func joinDetail(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
 }

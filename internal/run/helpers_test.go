@@ -33,6 +33,7 @@ const behaviour = "BEHAVIOUR"
 //	block    waits until the test releases the task, then succeeds
 //	stall    on attempt 1 waits until its context ends; later attempts succeed
 //	panic    panics
+//	fail_on  fails when the run's date is FAIL_DATE, else succeeds
 type testHandler struct {
 	mu       sync.Mutex
 	started  chan string
@@ -106,6 +107,10 @@ func (h *testHandler) Run(ctx context.Context, t *handler.Task) (handler.Result,
 		}
 	case "panic":
 		panic("an unexpected value")
+	case "fail_on":
+		if t.RunDate.Format(time.DateOnly) == t.Params["FAIL_DATE"] {
+			return handler.Result{}, exit.Errorf(exit.Handler, "no data for %s", t.Params["FAIL_DATE"])
+		}
 	}
 	return ok, nil
 }
@@ -314,3 +319,92 @@ func (f *fixture) wantRuns(n int) {
 }
 
 func fmtList(s []string) string { return fmt.Sprint(s) }
+
+// testClock is a gate clock whose sleeps take no time: each moves its time
+// on by the sleep's length, after calling onSleep (with the sleep's number,
+// from 1), whose error stops the sleep as an interruption would.
+type testClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	sleeps  int
+	onSleep func(n int) error
+}
+
+func newTestClock(now time.Time, onSleep func(n int) error) *testClock {
+	return &testClock{now: now, onSleep: onSleep}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.sleeps++
+	n := c.sleeps
+	c.mu.Unlock()
+	if c.onSleep != nil {
+		if err := c.onSleep(n); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+	return nil
+}
+
+// supervisorWith returns a supervisor of the fixture's options changed by
+// change.
+func (f *fixture) supervisorWith(change func(o *Options)) *Supervisor {
+	o := f.opts
+	change(&o)
+	return New(o)
+}
+
+// interventions returns the run's interventions in order, each as
+// "ACTION task from>to reason by kind" ("-" for what is NULL).
+func (f *fixture) interventions(runID int64) []string {
+	f.t.Helper()
+	return f.column(`SELECT i.ACTION || ' ' || COALESCE(c.TASK_CODE, '-') || ' ' || COALESCE(i.FROM_STATUS, '-') || '>' ||
+			COALESCE(i.TO_STATUS, '-') || ' ' || i.REASON || ' by ' || i.REQUESTED_BY || ' ' || COALESCE(i.REQUESTED_BY_KIND, '-')
+		FROM AUD_RUN_INTERVENTIONS i LEFT JOIN CFG_TASKS c ON c.TASK_ID = i.TASK_ID
+		WHERE i.PIPELINE_RUN_ID = $1 ORDER BY i.INTERVENTION_ID`, runID)
+}
+
+// decisions returns the run's gate decisions in order, each as
+// "RESULT selected-run/revision attempt?" ("-" for what is NULL).
+func (f *fixture) decisions(runID int64) []string {
+	f.t.Helper()
+	return f.column(`SELECT RESULT || ' ' || COALESCE(CAST(SELECTED_PIPELINE_RUN_ID AS VARCHAR), '-') || '/' ||
+			COALESCE(CAST(SELECTED_REVISION AS VARCHAR), '-') || ' ' || CASE WHEN ATTEMPT_ID IS NULL THEN 'run' ELSE 'attempt' END
+		FROM AUD_GATE_DECISIONS WHERE PIPELINE_RUN_ID = $1 ORDER BY DECISION_ID`, runID)
+}
+
+// consumed returns what the pipeline's runs consumed, in order, each as
+// "upstream-run/revision".
+func (f *fixture) consumed(pipe string) []string {
+	f.t.Helper()
+	return f.column(`SELECT CAST(CONSUMED_PIPELINE_RUN_ID AS VARCHAR) || '/' || CAST(CONSUMED_REVISION AS VARCHAR)
+		FROM AUD_DEPENDENCY_CONSUMPTION WHERE PIPELINE_ID = $1 ORDER BY CONSUMPTION_ID`, f.b.PipelineID(pipe))
+}
+
+// setBehaviour changes a task's BEHAVIOUR parameter.
+func (f *fixture) setBehaviour(pipe, task, behave string) {
+	f.t.Helper()
+	f.b.Exec("UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = $1 WHERE TASK_ID = $2 AND PARAMETER_NAME = $3",
+		behave, f.b.TaskID(pipe, task), behaviour)
+}
+
+// runStatus returns a run's status.
+func (f *fixture) runStatus(runID int64) string {
+	f.t.Helper()
+	var s string
+	f.scalar(&s, "SELECT STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", runID)
+	return s
+}

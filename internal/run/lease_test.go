@@ -171,7 +171,7 @@ func TestRunLeases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.bindRun(l.ctx(), g, Request{PipelineCode: "P"}, NewOwner())
+		_, err = s.bindRun(l.ctx(), g, start{req: Request{PipelineCode: "P"}, owner: NewOwner()})
 		wantCode(t, err, exit.RunState, "is supervised by "+l.owner)
 		// The run's lease expires while an attempt's lease is live: nothing
 		// is released until that attempt's lease expires too.
@@ -186,9 +186,9 @@ func TestRunLeases(t *testing.T) {
 			t.Fatalf("%+v %v", rec, err)
 		}
 		owner := NewOwner()
-		r, err := s.bindRun(l.ctx(), g, Request{PipelineCode: "P"}, owner)
-		if err != nil || r.ID != l.run || r.Owner != owner {
-			t.Fatalf("taking the released run: %+v %v", r, err)
+		b, err := s.bindRun(l.ctx(), g, start{req: Request{PipelineCode: "P"}, owner: owner})
+		if r := b.run; err != nil || r.ID != l.run || r.Owner != owner {
+			t.Fatalf("taking the released run: %+v %v", b.run, err)
 		}
 		if err := l.do(func(ctx context.Context, tx *wtx, now time.Time) error { return renewRun(ctx, tx, l.run, owner, now) }); err != nil {
 			t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
@@ -50,9 +51,22 @@ type Options struct {
 	// Location gives manual runs their RUN_DATE (Orchestration.Timezone);
 	// nil means UTC.
 	Location *time.Location
-	// Gates judges cross-pipeline task dependencies; nil judges each by the
-	// upstream pipeline's latest finished run.
-	Gates Gates
+	// GatePolicy is Orchestration.Dependency_gates: how unsatisfied
+	// dependencies on other pipelines are treated ("" enforces).
+	GatePolicy gate.Policy
+	// GateWait is Orchestration.Gate_wait_minutes: how long one check of a
+	// gate may wait for a running upstream.
+	GateWait time.Duration
+	// Clock tells the time of gate checks and sleeps between their looks;
+	// nil is the wall clock.
+	Clock gate.Clock
+	// Remote is Orchestration.Mode remote: an orchestrator runs the tasks
+	// one at a time, etl-craft judges no dependency, retries nothing and
+	// refuses whole-pipeline runs, --force and every operator intervention.
+	Remote bool
+	// GlobalDAG is Orchestration.Global_dag, which remote mode cannot
+	// combine with dependencies of different types on other pipelines.
+	GlobalDAG bool
 	// Hooks run, in order, after a run ends.
 	Hooks []Hook
 	// Logger receives the supervisor's records; nil discards them.
@@ -85,9 +99,8 @@ type Ended struct {
 
 // Supervisor runs pipelines and tasks against one Engine DB.
 type Supervisor struct {
-	opts  Options
-	log   *slog.Logger
-	gates Gates
+	opts Options
+	log  *slog.Logger
 	// renewEvery is how often leases are renewed: RenewEvery.
 	renewEvery time.Duration
 }
@@ -103,12 +116,12 @@ func New(opts Options) *Supervisor {
 	if opts.AttemptLogLevel == nil {
 		opts.AttemptLogLevel = slog.LevelInfo
 	}
-	s := &Supervisor{opts: opts, log: opts.Logger, gates: opts.Gates, renewEvery: RenewEvery}
+	if opts.Remote {
+		opts.Defaults.Retries = 0
+	}
+	s := &Supervisor{opts: opts, log: opts.Logger, renewEvery: RenewEvery}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.gates == nil {
-		s.gates = latestRunGates{db: opts.DB}
 	}
 	return s
 }
@@ -123,9 +136,18 @@ type Request struct {
 	// binds to the one run that has not ended.
 	RunID  int64
 	RunKey string
+	// RunDate (YYYY-MM-DD) is the date a new run runs as of; today in
+	// Orchestration.Timezone when empty. A run that exists must have this
+	// date: a run's date never changes.
+	RunDate string
 	// Force runs tasks again whatever their status; a task forced onto an
 	// ended run reopens it.
 	Force bool
+	// IgnoreDependencies runs one task under the run in progress without
+	// checking its dependencies; Reason says why, for the intervention.
+	IgnoreDependencies bool
+	// Reason is the operator's reason for an intervention.
+	Reason string
 }
 
 // Outcome is how a command's run ended.
@@ -135,15 +157,22 @@ type Outcome struct {
 	TaskCode string
 	RunID    int64
 	// Status is the run's (or task's) status; PAUSED when nothing started
-	// because the pipeline is paused.
+	// because the pipeline is paused, WAITING when a task's dependencies
+	// are not met yet.
 	Status string
 	Detail string
 	// Code is the exit status: 0, 1, 22 or 23.
 	Code exit.Code
 }
 
-// Paused is the Outcome status of a pipeline that is paused.
-const Paused = "PAUSED"
+// Outcome statuses that are not stored statuses.
+const (
+	// Paused: nothing started because the pipeline is paused.
+	Paused = "PAUSED"
+	// Waiting: a single task's dependencies are not met yet; nothing was
+	// recorded.
+	Waiting = "WAITING"
+)
 
 // String is the line the command prints:
 // <PIPE>: pipeline_run_id=<id> <STATUS>[ — detail] for a run, and
@@ -185,16 +214,19 @@ func (s *Supervisor) load(ctx context.Context, code string) (*pipeline.Graph, ma
 
 // beforeRun makes the checks of every run command before it binds to a
 // run: a paused pipeline starts nothing (paused is set and out says who
-// paused it and why), the pipeline's expired leases are reconciled, and the
-// warehouse is tested when the tasks need it.
+// paused it and why; remote mode has no pauses), the pipeline's expired
+// leases are reconciled, and the warehouse is tested when the tasks need it.
 func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*pipeline.Task, out *Outcome) (paused bool, err error) {
-	p, err := openPause(ctx, s.opts.DB, g.Pipeline.ID)
-	if err != nil {
-		return false, err
-	}
-	if p != nil {
-		out.Status, out.Detail = Paused, p.String()+"; nothing was started"
-		return true, nil
+	if !s.opts.Remote {
+		p, err := gate.PausedBy(ctx, s.opts.DB, g.Pipeline.ID)
+		if err != nil {
+			return false, err
+		}
+		if p != nil {
+			out.Status = Paused
+			out.Detail = fmt.Sprintf("%s; nothing was started: etl-craft resume --pipeline_code %s lets it run again", p, g.Pipeline.Code)
+			return true, nil
+		}
 	}
 	if _, err := s.Reconcile(ctx, Scope{PipelineCode: g.Pipeline.Code}); err != nil {
 		return false, err

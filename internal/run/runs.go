@@ -3,13 +3,15 @@ package run
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
+	"github.com/etl-craft/etl-craft/internal/gate"
+	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
@@ -42,11 +44,6 @@ func scanRun(s interface{ Scan(...any) error }) (runRow, error) {
 	return r, err
 }
 
-// describe names the run for messages: id=<id> key=<key> kind=<kind> run_date=<d> status=<s>.
-func (r runRow) describe() string {
-	return fmt.Sprintf("id=%d key=%s kind=%s run_date=%s status=%s", r.ID, r.Key, r.TriggerKind, r.RunDate, r.Status)
-}
-
 // runWhere returns the pipeline's runs matching a condition on columns of
 // AUD_PIPELINES_RUN_LOG, oldest first.
 func runWhere(ctx context.Context, q engine.Querier, pipelineID int64, cond string, args ...any) ([]runRow, error) {
@@ -67,131 +64,195 @@ func runWhere(ctx context.Context, q engine.Querier, pipelineID int64, cond stri
 	return out, rows.Err()
 }
 
-// selectRun finds the run a task binds to: the one with the id or key, or
-// else the pipeline's one run that has not ended. Anything else is a
-// run-state error (exit 9) that lists the candidates.
+// selectRun returns the run a command about one run works on, chosen as
+// inspect.SelectRun chooses (by id, by key, or the pipeline's one run that has
+// not ended; anything else is exit 9, listing the candidates).
 func selectRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, req Request) (runRow, error) {
-	var runs []runRow
-	var err error
-	var what string
-	switch {
-	case req.RunID != 0:
-		runs, err = runWhere(ctx, q, p.ID, "PIPELINE_RUN_ID = $2", req.RunID)
-		what = fmt.Sprintf("pipeline_run_id=%d", req.RunID)
-	case req.RunKey != "":
-		runs, err = runWhere(ctx, q, p.ID, "RUN_KEY = $2", req.RunKey)
-		what = fmt.Sprintf("run key %q", req.RunKey)
-	default:
-		runs, err = runWhere(ctx, q, p.ID, "STATUS IN ($2, $3)", RunQueued, RunInProgress)
-		what = "a run that has not ended"
+	sel, err := inspect.SelectRun(ctx, q, p, inspect.RunSelector{ID: req.RunID, Key: req.RunKey})
+	if err != nil {
+		return runRow{}, err
+	}
+	runs, err := runWhere(ctx, q, p.ID, "PIPELINE_RUN_ID = $2", sel.ID)
+	if err == nil && len(runs) == 0 {
+		err = exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is gone", p.Code, sel.ID)
 	}
 	if err != nil {
 		return runRow{}, err
 	}
-	if len(runs) == 1 {
-		return runs[0], nil
-	}
-	if len(runs) == 0 {
-		return runRow{}, exit.Errorf(exit.RunState,
-			"pipeline %s: %s matched 0 runs; start a run with etl-craft run --pipeline_code %s, or find its id with history --all",
-			p.Code, what, p.Code)
-	}
-	list := make([]string, len(runs))
-	for i, r := range runs {
-		list[i] = r.describe()
-	}
-	return runRow{}, exit.Errorf(exit.RunState, "pipeline %s: %s matched %d runs; choose one with --run-id or --run-key: %s",
-		p.Code, what, len(runs), strings.Join(list, "; "))
+	return runs[0], nil
 }
 
-// bindRun gives the supervisor the run a whole-pipeline run works on, under
-// its owner's lease: the run named by id or key, else the pipeline's run in
-// progress, else a new MANUAL run (an unknown key names the new run). A new
-// run is inserted QUEUED and admitted in the same transaction, so a failed
-// admission leaves no row.
-func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, req Request, owner string) (runRow, error) {
-	var bound runRow
-	attempt := func() error {
-		return inTx(ctx, s.opts.DB, func(tx *wtx) error {
-			var runs []runRow
-			var err error
-			switch {
-			case req.RunID != 0:
-				if runs, err = runWhere(ctx, tx, g.Pipeline.ID, "PIPELINE_RUN_ID = $2", req.RunID); err == nil && len(runs) == 0 {
-					return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d matched 0 runs", g.Pipeline.Code, req.RunID)
-				}
-			case req.RunKey != "":
-				runs, err = runWhere(ctx, tx, g.Pipeline.ID, "RUN_KEY = $2", req.RunKey)
-			default:
-				runs, err = runWhere(ctx, tx, g.Pipeline.ID, "STATUS = $2", RunInProgress)
-				if err == nil && len(runs) > 0 && runs[0].Backfill {
-					return exit.Errorf(exit.RunState,
-						"pipeline %s: pipeline_run_id=%d is a backfill's run in progress; a plain run does not take it over",
-						g.Pipeline.Code, runs[0].ID)
-				}
+// start says how a command binds to its run.
+type start struct {
+	req Request
+	// owner takes the run's lease; "" leaves the run without an owner, as
+	// --init-only does.
+	owner string
+	// gated judges the pipeline gate before a new or QUEUED run is admitted.
+	gated bool
+	// kind, key and date are a new run's TRIGGER_KIND, RUN_KEY ("" for a
+	// generated manual:<uuid>) and RUN_DATE.
+	kind, key, date string
+	backfill        bool
+	// bypass, when set, is recorded as the new run's GATE_BYPASS (a
+	// backfill's reason).
+	bypass string
+	// reopen, when set, is the reason an ended run selected by id or key is
+	// reopened; without it an ended run is refused.
+	reopen string
+}
+
+// bound is the run a command bound to, and how its pipeline gate went.
+type bound struct {
+	run runRow
+	// skipped is why the pipeline gate refused the new run, which ended
+	// SKIPPED.
+	skipped string
+	// bypass names the dependencies Dependency_gates let through.
+	bypass string
+	// ended is the status of a QUEUED run someone else ended (SKIPPED or
+	// CANCELLED) while its gate waited.
+	ended string
+	// interrupted is set when the command was interrupted while the gate
+	// waited: the run stays QUEUED, its budget kept; nextCheck is its next
+	// look.
+	interrupted bool
+	nextCheck   time.Time
+}
+
+// bindRun gives a command its run: the run named by id or key, else the
+// pipeline's run in progress, else its oldest QUEUED run, else a new run (an
+// unknown key names the new run). A run taken over gets st.owner's lease. A
+// new gated run is recorded QUEUED on its own, so that it persists while its
+// pipeline gate waits, and is admitted (or ended SKIPPED) by admitQueued; an
+// ungated run is created IN-PROGRESS at once.
+func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, st start) (bound, error) {
+	var b bound
+	queued := false
+	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
+		r, found, err := s.findRun(ctx, tx, g, st)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		if !found {
+			nr := newRun{PipelineID: g.Pipeline.ID, Key: st.key, TriggerKind: st.kind, RunDate: st.date, Backfill: st.backfill}
+			if nr.Key == "" {
+				nr.Key = "manual:" + newUUID()
 			}
-			if err != nil {
-				return err
+			if nr.RunDate == "" {
+				nr.RunDate = now.In(s.opts.Location).Format(time.DateOnly)
 			}
-			now := time.Now()
-			if len(runs) > 0 {
-				bound = runs[0]
-				return s.resume(ctx, tx, g, &bound, owner, now)
-			}
-			key := req.RunKey
-			if key == "" {
-				key = "manual:" + newUUID()
-			}
-			nr := newRun{PipelineID: g.Pipeline.ID, Key: key, TriggerKind: TriggerManual,
-				RunDate: now.In(s.opts.Location).Format(time.DateOnly)}
 			id, err := insertRun(ctx, tx, nr)
 			if err != nil {
 				return err
 			}
+			b.run = runRow{ID: id, PipelineID: g.Pipeline.ID, Status: RunQueued, Key: nr.Key, TriggerKind: nr.TriggerKind,
+				RunDate: nr.RunDate, Backfill: nr.Backfill}
+			if st.gated {
+				queued = true
+				return nil
+			}
 			if err := fault.Point("pipeline.after_insert"); err != nil {
 				return err
 			}
-			bound = runRow{ID: id, PipelineID: g.Pipeline.ID, Status: RunQueued, Key: key, TriggerKind: TriggerManual, RunDate: nr.RunDate}
-			return s.admit(ctx, tx, g, &bound, owner, now)
-		})
-	}
-	err := attempt()
-	if exit.Is(err, exit.StaleTransition) {
-		// Another process created or took a run meanwhile: look again.
-		err = attempt()
-	}
-	return bound, err
-}
-
-// resume takes an existing run for a whole-pipeline run: an IN-PROGRESS run
-// nobody holds, or a QUEUED one, which is admitted.
-func (s *Supervisor) resume(ctx context.Context, tx *wtx, g *pipeline.Graph, r *runRow, owner string, now time.Time) error {
-	switch {
-	case r.Status == RunQueued:
-		return s.admit(ctx, tx, g, r, owner, now)
-	case runEnded(r.Status):
-		return exit.Errorf(exit.RunState,
-			"pipeline %s: pipeline_run_id=%d (key %s) ended %s; a whole-pipeline run does not reopen it: run without --run-id/--run-key to start a new run",
-			g.Pipeline.Code, r.ID, r.Key, r.Status)
-	case r.Owner != "":
-		until := ""
-		if r.Lease.Valid {
-			until = ", lease until " + r.Lease.Time.UTC().Format(time.RFC3339)
+			if err := gate.RecordBypass(ctx, tx.Tx, g.Pipeline.ID, id, 0, st.bypass, now); err != nil {
+				return err
+			}
+			return s.admit(ctx, tx, g, &b.run, st.owner, now)
 		}
-		return exit.Errorf(exit.RunState,
-			"pipeline %s: pipeline_run_id=%d is supervised by %s%s; let it finish, or if that process died run etl-craft reconcile once its lease has expired",
-			g.Pipeline.Code, r.ID, r.Owner, until)
+		b.run = r
+		switch {
+		case r.Status == RunQueued && st.gated:
+			queued = true
+			return nil
+		case r.Status == RunQueued:
+			return s.admit(ctx, tx, g, &b.run, st.owner, now)
+		case runEnded(r.Status) && st.reopen != "" && r.Status != RunCancelled:
+			if err := reopenRun(ctx, tx, r.ID, 0, st.reopen); err != nil {
+				return err
+			}
+			b.run.Status = RunInProgress
+			return nil
+		case runEnded(r.Status):
+			return exit.Errorf(exit.RunState,
+				"pipeline %s: pipeline_run_id=%d (key %s) ended %s; it is not started again: run without --run-id/--run-key to start a new run, or rerun a task of it with --task_code --rerun --reason",
+				g.Pipeline.Code, r.ID, r.Key, r.Status)
+		case st.owner == "":
+			return nil
+		case r.Owner != "":
+			until := ""
+			if r.Lease.Valid {
+				until = ", lease until " + r.Lease.Time.UTC().Format(time.RFC3339)
+			}
+			return exit.Errorf(exit.RunState,
+				"pipeline %s: pipeline_run_id=%d is supervised by %s%s; let it finish, or if that process died run etl-craft reconcile once its lease has expired",
+				g.Pipeline.Code, r.ID, r.Owner, until)
+		}
+		if err := takeRun(ctx, tx, r.ID, st.owner, now); err != nil {
+			return err
+		}
+		b.run.Owner = st.owner
+		return nil
+	})
+	if err != nil || !queued {
+		return b, err
 	}
-	if err := takeRun(ctx, tx, r.ID, owner, now); err != nil {
-		return err
-	}
-	r.Owner = owner
-	return nil
+	return s.admitQueued(ctx, g, b.run, st)
 }
 
-// admit moves a QUEUED run to IN-PROGRESS under owner's lease. This is where
-// a run is admitted; the pipeline gate of cross-pipeline dependencies is
-// judged here.
+// findRun looks for the run a command binds to (see bindRun); found is false
+// when a new run is to be created. A run of another date than the one asked
+// for is refused, and so is a backfill's run in progress for a plain run
+// that did not name it (or a plain run for a backfill).
+func (s *Supervisor) findRun(ctx context.Context, tx *wtx, g *pipeline.Graph, st start) (runRow, bool, error) {
+	code := g.Pipeline.Code
+	var runs []runRow
+	var err error
+	explicit := st.req.RunID != 0 || st.req.RunKey != ""
+	switch {
+	case st.req.RunID != 0:
+		var r runRow
+		r, err = selectRun(ctx, tx, g.Pipeline, Request{RunID: st.req.RunID})
+		runs = []runRow{r}
+	case st.req.RunKey != "":
+		runs, err = runWhere(ctx, tx, g.Pipeline.ID, "RUN_KEY = $2", st.req.RunKey)
+	default:
+		runs, err = runWhere(ctx, tx, g.Pipeline.ID, "STATUS = $2", RunInProgress)
+		if err == nil && len(runs) == 0 && !st.backfill {
+			runs, err = runWhere(ctx, tx, g.Pipeline.ID, "STATUS = $2 AND BACKFILL = 'N'", RunQueued)
+		}
+	}
+	if err != nil || len(runs) == 0 {
+		return runRow{}, false, err
+	}
+	r := runs[0]
+	switch {
+	case st.req.RunDate != "" && r.RunDate != st.req.RunDate && explicit:
+		return r, true, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d (key %s) has run_date=%s, not %s; a run's date cannot change",
+			code, r.ID, r.Key, r.RunDate, st.req.RunDate)
+	case st.req.RunDate != "" && r.RunDate != st.req.RunDate:
+		step := ""
+		if s.opts.Remote {
+			step = " --finalize-only"
+		}
+		return r, true, exit.Errorf(exit.RunState,
+			"pipeline %s has a run in progress (pipeline_run_id=%d) as of %s, not %s; finish it with etl-craft run --pipeline_code %s%s, or cancel it, first",
+			code, r.ID, r.RunDate, st.req.RunDate, code, step)
+	case runEnded(r.Status):
+	case r.Backfill && !st.backfill && !explicit:
+		return r, true, exit.Errorf(exit.RunState,
+			"pipeline %s: pipeline_run_id=%d is a backfill's run in progress; a plain run does not take it over (finish the backfill, or cancel it with etl-craft cancel --pipeline_code %s --reason ...)",
+			code, r.ID, code)
+	case !r.Backfill && st.backfill:
+		return r, true, exit.Errorf(exit.RunState,
+			"pipeline %s has a run in progress (pipeline_run_id=%d); a backfill never takes it over: finish or cancel it first", code, r.ID)
+	}
+	return r, true, nil
+}
+
+// admit moves a QUEUED run to IN-PROGRESS under owner's lease ("" for
+// none).
 func (s *Supervisor) admit(ctx context.Context, tx *wtx, g *pipeline.Graph, r *runRow, owner string, now time.Time) error {
 	if err := admitRun(ctx, tx, g.Pipeline.ID, r.ID, owner, now); err != nil {
 		return err
@@ -200,29 +261,124 @@ func (s *Supervisor) admit(ctx context.Context, tx *wtx, g *pipeline.Graph, r *r
 	return nil
 }
 
-// pause is an open AUD_PIPELINE_PAUSES row.
-type pause struct {
-	By, Kind, Reason string
-	At               engine.Time
+// errNotQueued is the cause of a gate look that found its run no longer
+// QUEUED: another process admitted or ended it.
+type errNotQueued struct{ run runRow }
+
+func (e errNotQueued) Error() string { return "pipeline_run_id is " + e.run.Status }
+
+// admitQueued judges the pipeline gate of a QUEUED run and admits it, or ends
+// it SKIPPED when the gate does not pass. Each look is one transaction that
+// evaluates the gate (gate.Evaluate) and, once it has settled, records its
+// decisions and admits or skips the run; between looks the process sleeps
+// until the next look is due (gate.Await, on the supervisor's clock), so the
+// wait and its budget survive a restart in AUD_GATE_WAITS.
+func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRow, st start) (bound, error) {
+	b := bound{run: r}
+	gt := gate.PipelineGate(r.ID, g, s.opts.GatePolicy, s.opts.GateWait)
+	db := context.WithoutCancel(ctx)
+	var lookErr error
+	o, err := gate.Await(ctx, s.clock(), func(_ context.Context, now time.Time) (gate.Outcome, error) {
+		var o gate.Outcome
+		lookErr = inTx(db, s.opts.DB, func(tx *wtx) error {
+			cur, err := runWhere(db, tx, g.Pipeline.ID, "PIPELINE_RUN_ID = $2", r.ID)
+			if err != nil {
+				return err
+			}
+			if len(cur) == 0 {
+				return stale(runsTable, r.ID, "admit", "status QUEUED", "missing")
+			}
+			if cur[0].Status != RunQueued {
+				return errNotQueued{cur[0]}
+			}
+			if o, err = gate.Evaluate(db, tx.Tx, gt, now); err != nil || o.Waiting() {
+				return err
+			}
+			if err := gate.Record(db, tx.Tx, r.ID, 0, o.Decisions); err != nil {
+				return err
+			}
+			if err := fault.Point("pipeline.after_insert"); err != nil {
+				return err
+			}
+			if !o.Pass {
+				return endQueuedRun(db, tx, r.ID, RunSkipped, time.Now())
+			}
+			if err := gate.RecordBypass(db, tx.Tx, g.Pipeline.ID, r.ID, 0, o.BypassReason(), now); err != nil {
+				return err
+			}
+			return s.admit(db, tx, g, &b.run, st.owner, time.Now())
+		})
+		return o, lookErr
+	})
+	var nq errNotQueued
+	if exit.Is(err, exit.StaleTransition) {
+		// Another process admitted, or ended, the run meanwhile; or it
+		// started another run of the pipeline.
+		if cur, rerr := runWhere(db, s.opts.DB, g.Pipeline.ID, "PIPELINE_RUN_ID = $2", r.ID); rerr == nil && len(cur) == 1 && cur[0].Status != RunQueued {
+			nq.run, err = cur[0], nq
+		}
+	}
+	switch {
+	case errors.As(err, &nq) && (nq.run.Status == RunSkipped || nq.run.Status == RunCancelled):
+		b.ended = nq.run.Status
+		return b, nil
+	case errors.As(err, &nq):
+		return b, exit.Errorf(exit.RunState,
+			"pipeline %s: another process started pipeline_run_id=%d while this one was checking the pipeline's dependencies; that run is left as it is",
+			g.Pipeline.Code, r.ID)
+	case exit.Is(err, exit.StaleTransition) && o.Pass:
+		other, _ := activeRunOf(db, s.opts.DB, g.Pipeline.ID)
+		return b, exit.Errorf(exit.RunState,
+			"pipeline %s: another process started pipeline_run_id=%d while this one was checking the pipeline's dependencies; pipeline_run_id=%d stays QUEUED: select it with --run-id to resume it",
+			g.Pipeline.Code, other, r.ID)
+	case err != nil && lookErr == nil:
+		// The sleep between two looks was interrupted.
+		b.interrupted, b.nextCheck = true, o.NextCheckAt
+		return b, nil
+	case err != nil:
+		return b, err
+	case !o.Pass:
+		b.skipped = o.Reason()
+		b.run.Status = RunSkipped
+	default:
+		b.bypass = o.BypassReason()
+	}
+	return b, nil
 }
 
-// openPause returns the pipeline's open pause, nil when it is not paused.
-func openPause(ctx context.Context, q engine.Querier, pipelineID int64) (*pause, error) {
-	var p pause
-	var kind sql.NullString
-	err := q.QueryRowContext(ctx, `SELECT PAUSED_BY, PAUSED_BY_KIND, REASON, PAUSED_AT FROM AUD_PIPELINE_PAUSES
-		WHERE PIPELINE_ID = $1 AND RESUMED_AT IS NULL`, pipelineID).Scan(&p.By, &kind, &p.Reason, &p.At)
-	if engine.IsNoRows(err) {
-		return nil, nil
+// clock is the supervisor's clock for gate waits.
+func (s *Supervisor) clock() gate.Clock {
+	if s.opts.Clock != nil {
+		return s.opts.Clock
 	}
-	if err != nil {
-		return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_PIPELINE_PAUSES")
-	}
-	p.Kind = kind.String
-	return &p, nil
+	return gate.WallClock
 }
 
-// String says who paused the pipeline, when and why.
-func (p *pause) String() string {
-	return fmt.Sprintf("paused by %s (%s) at %s: %s", p.By, p.Kind, p.At.Time.UTC().Format(time.RFC3339), p.Reason)
+// gateOutcome turns how binding a run went, when it did not end with an
+// admitted run, into the command's outcome: the gate refused the new run
+// (SKIPPED, exit 0, the after-run hooks called), someone ended the QUEUED run
+// while its gate waited, or the command was interrupted during the wait
+// (exit 22). ok is false when the run was admitted.
+func (s *Supervisor) gateOutcome(ctx context.Context, g *pipeline.Graph, b bound) (Outcome, bool) {
+	out := Outcome{PipelineCode: g.Pipeline.Code, RunID: b.run.ID, Status: b.run.Status}
+	switch {
+	case b.skipped != "":
+		out.Detail = b.skipped
+		s.log.Info("run skipped: its pipeline gate was not satisfied", "pipeline", g.Pipeline.Code,
+			"pipeline_run_id", b.run.ID, "reason", b.skipped)
+		s.runHooks(context.WithoutCancel(ctx), Ended{PipelineID: g.Pipeline.ID, PipelineCode: g.Pipeline.Code, RunID: b.run.ID,
+			Status: RunSkipped})
+	case b.ended != "":
+		out.Status, out.Detail = b.ended, "the run was ended by another process while its pipeline gate waited"
+		if b.ended == RunFailed || b.ended == RunCancelled {
+			out.Code = exit.Failure
+		}
+	case b.interrupted:
+		out.Status, out.Code = RunQueued, exit.Incomplete
+		out.Detail = fmt.Sprintf("interrupted while its pipeline gate waited (next look at %s); run again to go on with the same wait",
+			b.nextCheck.UTC().Format(time.RFC3339))
+	default:
+		return out, false
+	}
+	return out, true
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
@@ -15,10 +16,28 @@ import (
 // or the pipeline's one run that has not ended. It refuses, recording
 // nothing, when the task already ended SUCCESS or SKIPPED (exit 0), is
 // running (exit 22) or waits for dependencies (exit 23). A task whose
-// dependencies can never be met is recorded SKIPPED. Force runs it whatever
-// its status and dependencies; forced onto an ended run, it reopens the run
-// and ends it again afterwards when every task has ended.
+// dependencies can never be met is recorded SKIPPED. Its dependencies on
+// other pipelines are judged by its gate in the transaction that admits its
+// attempt, waiting (on the supervisor's clock) while an upstream runs.
+//
+// Force runs it whatever its status and dependencies; forced onto an ended
+// run, it reopens the run and ends it again afterwards when every task has
+// ended. IgnoreDependencies runs it under the run in progress without
+// judging its dependencies, recording the intervention with the reason. In
+// remote mode the task runs whenever the orchestrator says (see
+// runForOrchestrator).
 func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) {
+	switch {
+	case req.IgnoreDependencies && req.Force:
+		return Outcome{}, exit.Errorf(exit.Usage, "--ignore-dependencies and --force are different overrides: choose one")
+	case req.IgnoreDependencies:
+		if err := s.checkIntervention("--ignore-dependencies", req.Reason); err != nil {
+			return Outcome{}, err
+		}
+	case req.Force && s.opts.Remote:
+		return Outcome{}, exit.Errorf(exit.RunRefused,
+			"--force is only allowed in local mode: in remote mode run --task_code already runs the task whenever the orchestrator says")
+	}
 	g, policies, err := s.load(ctx, req.PipelineCode)
 	if err != nil {
 		return Outcome{}, err
@@ -31,17 +50,24 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 	if paused, err := s.beforeRun(ctx, g, []*pipeline.Task{t}, &out); paused || err != nil {
 		return out, err
 	}
-	r, err := selectRun(ctx, s.opts.DB, g.Pipeline, req)
+	r, err := s.selectDated(ctx, g, req)
 	if err != nil {
 		return out, err
 	}
 	out.RunID = r.ID
+	if s.opts.Remote {
+		return s.runForOrchestrator(ctx, g, policies[t.ID], t, r, out)
+	}
 	rows, err := loadTaskRuns(ctx, s.opts.DB, r.ID)
 	if err != nil {
 		return out, err
 	}
 	row, hasRow := rows[t.ID]
 	under := fmt.Sprintf("under pipeline_run_id=%d", r.ID)
+	again := "use --force to run it again"
+	if req.IgnoreDependencies {
+		again = "use --rerun --reason to run it again"
+	}
 	switch {
 	case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
 		out.Status, out.Code = TaskInProgress, exit.Incomplete
@@ -49,7 +75,7 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 		return out, nil
 	case hasRow && !req.Force && (row.up.Status == TaskSuccess || row.up.Status == TaskSkipped):
 		out.Status = row.up.Status
-		out.Detail = fmt.Sprintf("already %s %s; use --force to run it again", row.up.Status, under)
+		out.Detail = fmt.Sprintf("already %s %s; %s", row.up.Status, under, again)
 		return out, nil
 	case r.Status == RunQueued:
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet", g.Pipeline.Code, r.ID)
@@ -59,32 +85,20 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 			g.Pipeline.Code, r.ID, g.Pipeline.Code)
 	case runEnded(r.Status) && !req.Force:
 		return out, exit.Errorf(exit.RunState,
-			"pipeline %s: pipeline_run_id=%d ended %s; use --force to run %s again under it",
+			"pipeline %s: pipeline_run_id=%d ended %s; use --force, or --rerun --reason, to run %s again under it",
 			g.Pipeline.Code, r.ID, r.Status, t.Code)
 	}
-	if !req.Force && row.attemptStatus != AttemptQueued {
-		ready, unmet, waiting, err := s.judgeTask(ctx, g, t, r.ID, rows)
-		if err != nil {
+	q := row.queued
+	switch {
+	case req.IgnoreDependencies:
+		s.log.Warn("running a task without checking its dependencies", "task", t.Code, "pipeline_run_id", r.ID, "reason", req.Reason)
+		if q, err = s.queueOverride(ctx, g, r, t, row, hasRow, "IGNORE_DEPENDENCIES", req.Reason); err != nil {
 			return out, err
 		}
-		switch {
-		case waiting != "":
-			out.Status, out.Code, out.Detail = "WAITING", exit.Waiting, "its dependencies are not met yet: "+waiting
-			return out, nil
-		case !ready && hasRow:
-			out.Status, out.Code = row.up.Status, exit.Failure
-			out.Detail = "not run again: its dependencies can never be met: " + strings.Join(unmet, "; ")
-			return out, nil
-		case !ready:
-			reason := "not run: its dependencies can never be met: " + strings.Join(unmet, "; ")
-			if err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
-				_, err := skipTask(ctx, tx, r.ID, t.ID, reason, time.Now())
-				return err
-			}); err != nil {
-				return out, err
-			}
-			out.Status, out.Detail = TaskSkipped, reason
-			return out, nil
+	case !req.Force && row.attemptStatus != AttemptQueued:
+		var done bool
+		if q, done, err = s.admitSingle(ctx, r, t, rows, &out); done || err != nil {
+			return out, err
 		}
 	}
 	reopened := false
@@ -96,25 +110,163 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 		}
 		reopened, r.Status, r.Owner = true, RunInProgress, ""
 	}
-	res, err := s.runAttempts(ctx, slot{run: r, g: g, task: t, policy: policies[t.ID], force: req.Force, queued: row.queued})
+	res, err := s.runAttempts(ctx, slot{run: r, g: g, task: t, policy: policies[t.ID], force: req.Force, queued: q})
 	if err != nil {
 		return out, err
 	}
+	s.attemptOutcome(&out, res)
+	if reopened && out.Code != exit.Incomplete {
+		if _, err := s.refinish(ctx, g, r); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// selectDated selects the run of a single-task command (see selectRun); a
+// run date asked for must be the run's.
+func (s *Supervisor) selectDated(ctx context.Context, g *pipeline.Graph, req Request) (runRow, error) {
+	r, err := selectRun(ctx, s.opts.DB, g.Pipeline, req)
+	if err == nil && req.RunDate != "" && r.RunDate != req.RunDate {
+		err = exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d (key %s) has run_date=%s, not %s; a run's date cannot change",
+			g.Pipeline.Code, r.ID, r.Key, r.RunDate, req.RunDate)
+	}
+	return r, err
+}
+
+// attemptOutcome writes how the task's attempts ended into out: its status,
+// exit 1 unless it succeeded, exit 22 when interrupted while a retry waited.
+func (s *Supervisor) attemptOutcome(out *Outcome, res result) {
 	out.Status, out.Detail = res.status, res.message
 	switch {
 	case res.retry != nil:
 		out.Code = exit.Incomplete
 		out.Detail = fmt.Sprintf("interrupted while its retry waited; attempt %d is queued for %s", res.retry.Number,
 			res.retryDue.UTC().Format(time.RFC3339))
-		return out, nil
 	case res.status != TaskSuccess:
 		out.Code = exit.Failure
 	}
-	if reopened {
-		if err := s.refinish(ctx, g, r); err != nil {
+}
+
+// admitSingle judges a single task's dependencies before it runs. done is
+// set, with out filled in, when the task does not run: its dependencies are
+// not met yet (exit 23, nothing recorded), can never be met (recorded
+// SKIPPED), or the command was interrupted while its gate waited (exit 22).
+// Otherwise q is the attempt its gate admitted, or zero when it has no gate
+// to pass.
+func (s *Supervisor) admitSingle(ctx context.Context, r runRow, t *pipeline.Task, rows map[int64]taskRunRow,
+	out *Outcome) (q queued, done bool, err error) {
+	row, hasRow := rows[t.ID]
+	ready, unmet, waiting, gateNeed := judgeTask(t, rows, r.Backfill)
+	never := "not run: its dependencies can never be met: "
+	switch {
+	case waiting != "":
+		out.Status, out.Code, out.Detail = Waiting, exit.Waiting, "its dependencies are not met yet: "+waiting
+		return q, true, nil
+	case unmet != nil && hasRow:
+		out.Status, out.Code = row.up.Status, exit.Failure
+		out.Detail = "not run again: its dependencies can never be met: " + strings.Join(unmet, "; ")
+		return q, true, nil
+	case unmet != nil:
+		reason := never + strings.Join(unmet, "; ")
+		err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
+			_, err := skipTask(ctx, tx, r.ID, t.ID, reason, time.Now())
+			return err
+		})
+		out.Status, out.Detail = TaskSkipped, reason
+		return q, true, err
+	case ready:
+		return q, false, nil
+	}
+	db := context.WithoutCancel(ctx)
+	var a taskAdmission
+	var lookErr error
+	_, err = gate.Await(ctx, s.clock(), func(_ context.Context, now time.Time) (gate.Outcome, error) {
+		a, lookErr = s.admitTask(db, r, t, gateNeed, hasRow, true, now)
+		return gate.Outcome{NextCheckAt: a.nextCheck}, lookErr
+	})
+	switch {
+	case err != nil && lookErr == nil:
+		// The sleep between two looks was interrupted.
+		out.Status, out.Code = Waiting, exit.Incomplete
+		out.Detail = fmt.Sprintf("interrupted while its gate waited (next look at %s); nothing was recorded but the wait",
+			a.nextCheck.UTC().Format(time.RFC3339))
+		return q, true, nil
+	case err != nil:
+		return q, true, err
+	case a.queued.AttemptID != 0:
+		return a.queued, false, nil
+	case a.notYet:
+		out.Status, out.Code, out.Detail = Waiting, exit.Waiting, "its dependencies are not met yet: "+a.unmet
+	case a.skipped:
+		out.Status, out.Detail = TaskSkipped, never+a.unmet
+	default:
+		out.Status, out.Code = row.up.Status, exit.Failure
+		out.Detail = "not run again: its dependencies can never be met: " + a.unmet
+	}
+	return q, true, nil
+}
+
+// queueOverride queues an attempt of a task an operator runs past its
+// checks (action IGNORE_DEPENDENCIES or RERUN), recording the intervention
+// with the reason in the same transaction. A task that has a QUEUED attempt
+// already keeps it.
+func (s *Supervisor) queueOverride(ctx context.Context, g *pipeline.Graph, r runRow, t *pipeline.Task, row taskRunRow, hasRow bool,
+	action, reason string) (queued, error) {
+	q := row.queued
+	from := ""
+	if hasRow {
+		from = row.up.Status
+	}
+	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
+		if q.AttemptID == 0 {
+			var err error
+			if q, err = queueAttempt(ctx, tx, r.ID, t.ID, nil, time.Now()); err != nil {
+				return err
+			}
+		}
+		return recordIntervention(ctx, tx, intervention{PipelineID: g.Pipeline.ID, RunID: r.ID, TaskID: t.ID, Action: action,
+			From: from, To: TaskInProgress, Reason: reason})
+	})
+	return q, err
+}
+
+// runForOrchestrator runs a task as a remote orchestrator says: without
+// judging its dependencies or its status (a settled task runs again, as a
+// new attempt on the same task run), without retries, reopening the run
+// when it had ended. A second delivery while the task runs is refused by
+// the database's one active attempt per task run (exit 20).
+func (s *Supervisor) runForOrchestrator(ctx context.Context, g *pipeline.Graph, p Policy, t *pipeline.Task, r runRow,
+	out Outcome) (Outcome, error) {
+	rows, err := loadTaskRuns(ctx, s.opts.DB, r.ID)
+	if err != nil {
+		return out, err
+	}
+	row := rows[t.ID]
+	switch {
+	case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
+		return out, exit.Errorf(exit.StaleTransition,
+			"%s: already IN-PROGRESS under pipeline_run_id=%d (task_run_id=%d, held by %s); one attempt runs at a time, so this delivery runs nothing",
+			t.Code, r.ID, row.taskRunID, row.owner)
+	case r.Status == RunQueued:
+		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet", g.Pipeline.Code, r.ID)
+	case r.Status == RunCancelled:
+		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened", g.Pipeline.Code, r.ID)
+	case runEnded(r.Status):
+		s.log.Warn("the orchestrator ran a task of an ended run: the run is IN-PROGRESS again until --finalize-only ends it",
+			"pipeline_run_id", r.ID, "task", t.Code, "was", r.Status)
+		if err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
+			return reopenRun(ctx, tx, r.ID, t.ID, "the orchestrator ran "+t.Code+" again after the run ended "+r.Status)
+		}); err != nil {
 			return out, err
 		}
+		r.Status, r.Owner = RunInProgress, ""
 	}
+	res, err := s.runAttempts(ctx, slot{run: r, g: g, task: t, policy: p, queued: row.queued})
+	if err != nil {
+		return out, err
+	}
+	s.attemptOutcome(&out, res)
 	return out, nil
 }
 
@@ -150,35 +302,45 @@ func (s *Supervisor) runAttempts(ctx context.Context, sl slot) (result, error) {
 	}
 }
 
-// refinish ends a reopened run again once every task has ended.
-func (s *Supervisor) refinish(ctx context.Context, g *pipeline.Graph, r runRow) error {
+// refinish ends a reopened run again once every task has ended, and reports
+// how it ended; ok is false when a task has not ended and the run stays
+// IN-PROGRESS, naming in out.Detail the tasks still to run.
+func (s *Supervisor) refinish(ctx context.Context, g *pipeline.Graph, r runRow) (out Outcome, err error) {
+	out = Outcome{PipelineCode: g.Pipeline.Code, RunID: r.ID, Status: RunInProgress}
 	rows, err := loadTaskRuns(ctx, s.opts.DB, r.ID)
 	if err != nil {
-		return err
+		return out, err
 	}
+	var open []string
 	for _, t := range g.Tasks {
 		if row, ok := rows[t.ID]; !ok || row.up.Status == TaskInProgress {
-			s.log.Info("the reopened run stays IN-PROGRESS: a task has not ended", "pipeline_run_id", r.ID, "task", t.Code)
-			return nil
+			open = append(open, t.Code)
 		}
 	}
-	_, err = s.finish(context.WithoutCancel(ctx), g, r, "")
-	return err
+	if len(open) > 0 {
+		s.log.Info("the reopened run stays IN-PROGRESS: tasks have not ended", "pipeline_run_id", r.ID, "tasks", open)
+		out.Detail = fmt.Sprintf("%d task(s) still need to run: %s; etl-craft run --pipeline_code %s runs them",
+			len(open), strings.Join(open, ", "), g.Pipeline.Code)
+		return out, nil
+	}
+	return s.finish(context.WithoutCancel(ctx), g, r, "", "")
 }
 
-// judgeTask judges a single task's dependencies against the run's task
-// runs. An upstream that ended satisfies its edge as §2.6 says; one that
-// ended SUCCESS or SKIPPED without satisfying it makes the edge unmet for
-// good. waiting names what is not met yet when the task must wait.
-func (s *Supervisor) judgeTask(ctx context.Context, g *pipeline.Graph, t *pipeline.Task, runID int64,
-	rows map[int64]taskRunRow) (ready bool, unmet []string, waiting string, err error) {
+// judgeTask judges a single task's dependencies on its own pipeline's tasks
+// against the run's task runs. An upstream that ended satisfies its edge as
+// satisfies says; one that ended SUCCESS or SKIPPED without satisfying it
+// makes the edge unmet for good. waiting names what is not met yet when the
+// task must wait. When its own pipeline's upstreams have all settled and
+// its dependencies on other pipelines decide, gateNeed is how many of those
+// its gate must find satisfied; under a backfill's run they are judged here
+// (backfillCross).
+func judgeTask(t *pipeline.Task, rows map[int64]taskRunRow, backfill bool) (ready bool, unmet []string, waiting string, gateNeed int) {
 	need := t.Required()
 	sat := 0
 	var open []string
-	var cross []*pipeline.Dependency
+	cross := crossDeps(t)
 	for _, d := range t.Deps {
 		if d.CrossPipeline {
-			cross = append(cross, d)
 			continue
 		}
 		row, ok := rows[d.UpstreamTaskID]
@@ -195,15 +357,17 @@ func (s *Supervisor) judgeTask(ctx context.Context, g *pipeline.Graph, t *pipeli
 	}
 	switch {
 	case sat >= need:
-		return true, nil, "", nil
+		return true, nil, "", 0
 	case sat+len(open)+len(cross) < need:
-		return false, unmet, "", nil
+		return false, unmet, "", 0
 	case len(open) > 0:
-		return false, nil, strings.Join(open, "; "), nil
+		return false, nil, strings.Join(open, "; "), 0
+	case backfill:
+		met, reasons := backfillCross(cross)
+		if sat+met >= need {
+			return true, nil, "", 0
+		}
+		return false, append(unmet, reasons...), "", 0
 	}
-	n, reasons, err := s.gates.TaskDeps(ctx, runID, t, cross)
-	if err != nil || sat+n >= need {
-		return err == nil, nil, "", err
-	}
-	return false, append(unmet, reasons...), "", nil
+	return false, nil, "", need - sat
 }

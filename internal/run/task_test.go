@@ -36,11 +36,7 @@ func (f *fixture) openRun(pipe string) int64 {
 			TriggerKind: TriggerManual, RunDate: "2026-02-03"}); err != nil {
 			return err
 		}
-		owner := NewOwner()
-		if err := admitRun(context.Background(), tx, f.b.PipelineID(pipe), id, owner, time.Now()); err != nil {
-			return err
-		}
-		return releaseRun(context.Background(), tx, id, owner)
+		return admitRun(context.Background(), tx, f.b.PipelineID(pipe), id, "", time.Now())
 	}); err != nil {
 		f.t.Fatal(err)
 	}
@@ -106,7 +102,7 @@ func TestSingleTaskRunSelection(t *testing.T) {
 		f.task("OTHER", "x", "succeed")
 		other := f.openRun("OTHER")
 		_, err := f.supervisor().RunTask(f.ctx(), Request{PipelineCode: "P", TaskCode: "a", RunID: other})
-		wantCode(t, err, exit.RunState, fmt.Sprintf("pipeline_run_id=%d matched 0 runs", other))
+		wantCode(t, err, exit.RunState, fmt.Sprintf("matched 0 runs: pipeline P has no run with --run-id %d", other))
 		active := f.openRun("P")
 		f.exec(`INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_KEY, TRIGGER_KIND, RUN_DATE) VALUES ($1, 'QUEUED', 'daily:2026-10-07', 'SCHEDULE', '2026-10-07')`,
 			f.b.PipelineID("P"))
@@ -252,10 +248,18 @@ func TestTwoSupervisorsOfOnePipeline(t *testing.T) {
 		if winner.err != nil || winner.out.Status != RunSuccess {
 			t.Fatalf("the supervisor: %q %v", winner.out.String(), winner.err)
 		}
-		refused := exit.CodeOf(loser.err) == exit.RunState && strings.Contains(loser.err.Error(), "is supervised by") ||
-			exit.CodeOf(loser.err) == exit.StaleTransition
-		if !refused || len(f.runIDs("P")) != 1 || f.count("SELECT count(*) FROM AUD_TASK_ATTEMPTS") != 1 {
+		// The loser either found the winner's run supervised, or lost the
+		// admission of its own QUEUED run, which stays QUEUED (CH06).
+		refused := exit.CodeOf(loser.err) == exit.RunState && (strings.Contains(loser.err.Error(), "is supervised by") ||
+			strings.Contains(loser.err.Error(), "another process started pipeline_run_id="+itoa(int(winner.out.RunID))))
+		queued := f.count("SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'QUEUED'")
+		if !refused || len(f.runIDs("P")) != 1+queued || f.count("SELECT count(*) FROM AUD_TASK_ATTEMPTS") != 1 {
 			t.Fatalf("the other: %v, runs %v", loser.err, f.runIDs("P"))
+		}
+		if queued == 1 {
+			if again := f.runPipeline("P"); again.Status != RunSuccess || again.RunID == winner.out.RunID {
+				t.Fatalf("the run left QUEUED: %q", again.String())
+			}
 		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
+	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/handler"
 )
 
@@ -82,13 +83,18 @@ func insertRun(ctx context.Context, tx *wtx, r newRun) (int64, error) {
 }
 
 // admitRun moves a QUEUED run of the pipeline to IN-PROGRESS under owner's
-// lease. Another active run of the pipeline makes it stale: the database
-// allows one.
+// lease, or with no owner when owner is "" (a run started for an
+// orchestrator or a later supervisor). Another active run of the pipeline
+// makes it stale: the database allows one.
 func admitRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, now time.Time) error {
+	var holder, lease any
+	if owner != "" {
+		holder, lease = owner, tx.TimeArg(now.Add(LeaseDuration))
+	}
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
 		SET STATUS = $2, OWNER_ID = $3, LEASE_EXPIRES_AT = $4, START_DATE = $5
 		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $6`,
-		id, RunInProgress, owner, tx.TimeArg(now.Add(LeaseDuration)), tx.TimeArg(now), RunQueued)
+		id, RunInProgress, holder, lease, tx.TimeArg(now), RunQueued)
 	if err != nil && tx.isUnique(err) {
 		// A failed statement aborts a PostgreSQL transaction: look outside it.
 		other, _ := activeRunOf(ctx, tx.db, pipelineID)
@@ -156,7 +162,7 @@ type runEnding struct {
 // finishRun ends an IN-PROGRESS run held by owner ("" for a run nobody
 // holds) while no attempt of it is claimed or running. The engine ends it
 // (ENDED_BY is the SYSTEM actor) and gives up the lease. A successful end of
-// a reopened run publishes its repair: OUTPUT_REVISION goes up by one.
+// a reopened run publishes its repair (gate.PublishRepair).
 func finishRun(ctx context.Context, tx *wtx, id int64, owner string, e runEnding, now time.Time) error {
 	switch e.Status {
 	case RunSuccess, RunFailed, RunSkipped, RunCancelled:
@@ -167,26 +173,101 @@ func finishRun(ctx context.Context, tx *wtx, id int64, owner string, e runEnding
 	if e.SLA != "" {
 		sla = e.SLA
 	}
-	published := 0
-	if e.Status == RunSuccess {
-		published = 1
-	}
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
 		SET STATUS = $2, END_DATE = $3, ENDED_BY = $4, ENDED_BY_KIND = $5, OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL,
-		    SLA_STATUS = COALESCE(SLA_STATUS, $6),
-		    OUTPUT_REVISION = OUTPUT_REVISION + CASE WHEN REPAIR_PENDING = 'Y' THEN $7 ELSE 0 END,
-		    REPAIR_PENDING = CASE WHEN $7 = 1 THEN 'N' ELSE REPAIR_PENDING END
-		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $8 AND COALESCE(OWNER_ID, '') = $9
+		    SLA_STATUS = COALESCE(SLA_STATUS, $6)
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $7 AND COALESCE(OWNER_ID, '') = $8
 		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID
-			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($10, $11))`,
-		id, e.Status, tx.TimeArg(now), actor.SystemActor.Name, string(actor.SystemActor.Kind), sla, published,
+			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($9, $10))`,
+		id, e.Status, tx.TimeArg(now), actor.SystemActor.Name, string(actor.SystemActor.Kind), sla,
 		RunInProgress, owner, AttemptClaimed, AttemptRunning)
-	return runCAS(ctx, tx, res, err, id, "finish",
-		fmt.Sprintf("status IN-PROGRESS owner='%s' and no claimed or running attempt", owner))
+	if err := runCAS(ctx, tx, res, err, id, "finish",
+		fmt.Sprintf("status IN-PROGRESS owner='%s' and no claimed or running attempt", owner)); err != nil {
+		return err
+	}
+	_, err = gate.PublishRepair(ctx, tx.Tx, id)
+	return err
 }
 
-// reopenRun puts an ended run back IN-PROGRESS for a repair and records the
-// REOPEN intervention with the reason, in the same transaction. A CANCELLED
+// endQueuedRun ends a QUEUED run that was never admitted: SKIPPED when its
+// pipeline gate was not satisfied. The engine ends it (the SYSTEM actor).
+func endQueuedRun(ctx context.Context, tx *wtx, id int64, status string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
+		SET STATUS = $2, END_DATE = $3, ENDED_BY = $4, ENDED_BY_KIND = $5
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $6`,
+		id, status, tx.TimeArg(now), actor.SystemActor.Name, string(actor.SystemActor.Kind), RunQueued)
+	return runCAS(ctx, tx, res, err, id, "end", "status QUEUED")
+}
+
+// markRun sets a run's status on an operator's request, ending it now when
+// it had not ended: the run must still be as the operator read it (status
+// and owner), and no attempt of it may be claimed or running. The operator
+// is the run's ending actor. A SUCCESS mark of a pending repair publishes
+// it.
+func markRun(ctx context.Context, tx *wtx, id int64, from, owner, to string, now time.Time) error {
+	switch to {
+	case RunSuccess, RunFailed, RunSkipped:
+	default:
+		return stale(runsTable, id, "mark", "a status SUCCESS, FAILED or SKIPPED", to)
+	}
+	a := actor.From(ctx)
+	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
+		SET STATUS = $2, END_DATE = COALESCE(END_DATE, $3), ENDED_BY = $4, ENDED_BY_KIND = $5,
+		    OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $6 AND COALESCE(OWNER_ID, '') = $7
+		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID
+			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($8, $9))`,
+		id, to, tx.TimeArg(now), a.Name, string(a.Kind), from, owner, AttemptClaimed, AttemptRunning)
+	if err := runCAS(ctx, tx, res, err, id, "mark",
+		fmt.Sprintf("status %s owner='%s' and no claimed or running attempt", from, owner)); err != nil {
+		return err
+	}
+	if to == RunSuccess {
+		if _, err := gate.PublishRepair(ctx, tx.Tx, id); err != nil {
+			return err
+		}
+	}
+	return gate.SettleWaits(ctx, tx.Tx, id)
+}
+
+// cancelRun ends a QUEUED or IN-PROGRESS run CANCELLED on an operator's
+// request: the run must still have the status the operator read, and its
+// active attempts must have been cancelled first. The operator is the run's
+// ending actor; its gate waits are settled.
+func cancelRun(ctx context.Context, tx *wtx, id int64, from string, now time.Time) error {
+	a := actor.From(ctx)
+	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
+		SET STATUS = $2, END_DATE = $3, ENDED_BY = $4, ENDED_BY_KIND = $5, OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $6 AND STATUS IN ($7, $8)
+		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID
+			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($9, $10))`,
+		id, RunCancelled, tx.TimeArg(now), a.Name, string(a.Kind), from, RunQueued, RunInProgress, AttemptClaimed, AttemptRunning)
+	if err := runCAS(ctx, tx, res, err, id, "cancel", "status "+from+" and no claimed or running attempt"); err != nil {
+		return err
+	}
+	return gate.SettleWaits(ctx, tx.Tx, id)
+}
+
+// insertEndedRun records a run that ended as soon as it was recorded, on an
+// operator's request: a stand-in run, or a run skipped on purpose. The
+// operator starts and ends it.
+func insertEndedRun(ctx context.Context, tx *wtx, r newRun, status string, now time.Time) (int64, error) {
+	a := actor.From(ctx)
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO AUD_PIPELINES_RUN_LOG
+		(PIPELINE_ID, STATUS, START_DATE, END_DATE, RUN_DATE, BACKFILL, RUN_KEY, TRIGGER_KIND, ENDED_BY, ENDED_BY_KIND)
+		VALUES ($1, $2, $3, $3, $4, 'N', $5, $6, $7, $8) RETURNING PIPELINE_RUN_ID`,
+		r.PipelineID, status, tx.TimeArg(now), r.RunDate, r.Key, r.TriggerKind, a.Name, string(a.Kind)).Scan(&id)
+	if err != nil && tx.isUnique(err) {
+		return 0, exit.Errorf(exit.StaleTransition,
+			"%s: another run of the pipeline already has the run key %q", runsTable, r.Key)
+	}
+	return id, exit.Wrap(exit.EngineDB, err, "could not record a run in %s", runsTable)
+}
+
+// reopenRun puts an ended run back IN-PROGRESS for a repair
+// (gate.BeginRepair: REPAIR_PENDING 'Y') and records the REOPEN intervention
+// with the reason, in the same transaction. A CANCELLED
 // run is never reopened; another active run of the pipeline makes it stale.
 func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, reason string) error {
 	var pipelineID int64
@@ -203,7 +284,7 @@ func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, reason stri
 		return stale(runsTable, id, "reopen", "status SUCCESS, FAILED or SKIPPED", "status "+from)
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
-		SET STATUS = $2, END_DATE = NULL, ENDED_BY = NULL, ENDED_BY_KIND = NULL, REPAIR_PENDING = 'Y'
+		SET STATUS = $2, END_DATE = NULL, ENDED_BY = NULL, ENDED_BY_KIND = NULL
 		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $3`, id, RunInProgress, from)
 	if err != nil && tx.isUnique(err) {
 		other, _ := activeRunOf(ctx, tx.db, pipelineID)
@@ -211,6 +292,9 @@ func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, reason stri
 			fmt.Sprintf("pipeline_run_id=%d IN-PROGRESS", other))
 	}
 	if err := runCAS(ctx, tx, res, err, id, "reopen", "status "+from); err != nil {
+		return err
+	}
+	if err := gate.BeginRepair(ctx, tx.Tx, id); err != nil {
 		return err
 	}
 	return recordIntervention(ctx, tx, intervention{
@@ -257,10 +341,15 @@ func runCAS(ctx context.Context, tx *wtx, res sql.Result, err error, id int64, a
 	return stale(runsTable, id, action, expected, found)
 }
 
-// intervention is one AUD_RUN_INTERVENTIONS row.
+// intervention is one AUD_RUN_INTERVENTIONS row. Empty texts and a nil
+// count are recorded as NULL.
 type intervention struct {
 	PipelineID, RunID, TaskID int64
 	Action, From, To, Reason  string
+	// TargetCount is the row count an operator stated (mark --rows).
+	TargetCount *int64
+	// PreviousMessage is the task's ERROR_MESSAGE before the change.
+	PreviousMessage string
 }
 
 // recordIntervention appends an operator intervention, requested by the
@@ -271,11 +360,20 @@ func recordIntervention(ctx context.Context, tx *wtx, iv intervention) error {
 		task = iv.TaskID
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO AUD_RUN_INTERVENTIONS
-		(PIPELINE_ID, PIPELINE_RUN_ID, TASK_ID, ACTION, FROM_STATUS, TO_STATUS, REASON, REQUESTED_BY, REQUESTED_BY_KIND)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		iv.PipelineID, iv.RunID, task, iv.Action, iv.From, iv.To, iv.Reason,
-		actor.From(ctx).Name, string(actor.From(ctx).Kind))
+		(PIPELINE_ID, PIPELINE_RUN_ID, TASK_ID, ACTION, FROM_STATUS, TO_STATUS, TARGET_COUNT, PREVIOUS_MESSAGE, REASON,
+		 REQUESTED_BY, REQUESTED_BY_KIND)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		iv.PipelineID, iv.RunID, task, iv.Action, nullText(iv.From), nullText(iv.To), iv.TargetCount,
+		nullText(iv.PreviousMessage), iv.Reason, actor.From(ctx).Name, string(actor.From(ctx).Kind))
 	return exit.Wrap(exit.EngineDB, err, "could not record the %s intervention", iv.Action)
+}
+
+// nullText is NULL for an empty text.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // ---------------------------------------------------------------------------
@@ -305,12 +403,100 @@ func skipTask(ctx context.Context, tx *wtx, runID, taskID int64, reason string, 
 	return id, exit.Wrap(exit.EngineDB, err, "could not record a skipped task in %s", taskRunsTable)
 }
 
+// taskMark is what an operator's mark writes to a task's summary.
+type taskMark struct {
+	// From is the summary's status as the operator read it; "" when the
+	// task had no summary under the run.
+	From string
+	To   string
+	// Message becomes the summary's ERROR_MESSAGE, such as "marked SUCCESS
+	// by alice@host: loaded by hand".
+	Message string
+	// Rows, when set, is the row count stated: ROWS_WRITTEN and TARGET_COUNT.
+	Rows *int64
+}
+
+// markTaskRun sets a task's summary under the run on an operator's request,
+// creating it when the task had none, and returns its id. The summary must
+// still have the status the operator read, and no attempt of it may be
+// claimed or running: an attempt admitted meanwhile makes the mark stale.
+// The run may have ended: the caller reopens it. Attempts are never
+// rewritten.
+func markTaskRun(ctx context.Context, tx *wtx, runID, taskID int64, m taskMark, now time.Time) (int64, error) {
+	switch m.To {
+	case TaskSuccess, TaskFailed, TaskSkipped:
+	default:
+		return 0, exit.Errorf(exit.StaleTransition, "%s: cannot mark task_id=%d: expected a status SUCCESS, FAILED or SKIPPED, found %s",
+			taskRunsTable, taskID, m.To)
+	}
+	var id int64
+	if m.From == "" {
+		err := tx.QueryRowContext(ctx, `INSERT INTO AUD_TASK_RUN_LOG
+			(TASK_ID, PIPELINE_RUN_ID, START_DATE, END_DATE, STATUS, ERROR_MESSAGE, ATTEMPT_COUNT, ROWS_WRITTEN, TARGET_COUNT)
+			VALUES ($1, $2, $3, $3, $4, $5, 0, $6, $6) RETURNING TASK_RUN_ID`,
+			taskID, runID, tx.TimeArg(now), m.To, m.Message, m.Rows).Scan(&id)
+		if err != nil && tx.isUnique(err) {
+			return 0, exit.Errorf(exit.StaleTransition,
+				"%s: cannot mark task_id=%d under pipeline_run_id=%d: expected no task run, found one just created by another process",
+				taskRunsTable, taskID, runID)
+		}
+		return id, exit.Wrap(exit.EngineDB, err, "could not record the mark of task_id=%d in %s", taskID, taskRunsTable)
+	}
+	err := tx.QueryRowContext(ctx, `UPDATE AUD_TASK_RUN_LOG
+		SET STATUS = $3, END_DATE = $4, ERROR_MESSAGE = $5,
+		    ROWS_WRITTEN = COALESCE(CAST($6 AS BIGINT), ROWS_WRITTEN),
+		    TARGET_COUNT = COALESCE(CAST($6 AS BIGINT), TARGET_COUNT)
+		WHERE TASK_ID = $1 AND PIPELINE_RUN_ID = $2 AND STATUS = $7
+		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a WHERE a.TASK_RUN_ID = AUD_TASK_RUN_LOG.TASK_RUN_ID AND a.STATUS IN ($8, $9))
+		RETURNING TASK_RUN_ID`,
+		taskID, runID, m.To, tx.TimeArg(now), m.Message, m.Rows, m.From, AttemptClaimed, AttemptRunning).Scan(&id)
+	if engine.IsNoRows(err) {
+		var status string
+		var active int
+		tx.QueryRowContext(ctx, `SELECT t.STATUS, (SELECT count(*) FROM AUD_TASK_ATTEMPTS a WHERE a.TASK_RUN_ID = t.TASK_RUN_ID
+				AND a.STATUS IN ($3, $4))
+			FROM AUD_TASK_RUN_LOG t WHERE t.TASK_ID = $1 AND t.PIPELINE_RUN_ID = $2`,
+			taskID, runID, AttemptClaimed, AttemptRunning).Scan(&status, &active)
+		found := "status " + status
+		if active > 0 {
+			found += " with an active attempt"
+		}
+		return 0, exit.Errorf(exit.StaleTransition,
+			"%s: cannot mark task_id=%d under pipeline_run_id=%d: expected status %s and no active attempt, found %s",
+			taskRunsTable, taskID, runID, m.From, found)
+	}
+	return id, exit.Wrap(exit.EngineDB, err, "could not record the mark of task_id=%d in %s", taskID, taskRunsTable)
+}
+
+// resetTaskRun removes a task's summary that the engine recorded SKIPPED
+// without running it, so that the resumed run decides about the task again.
+// A summary with attempts is never removed.
+func resetTaskRun(ctx context.Context, tx *wtx, taskRunID int64) error {
+	res, err := tx.ExecContext(ctx, `DELETE FROM AUD_TASK_RUN_LOG WHERE TASK_RUN_ID = $1 AND STATUS = $2
+		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a WHERE a.TASK_RUN_ID = $1)`, taskRunID, TaskSkipped)
+	missed, err := noRow(res, err)
+	if err != nil {
+		return exit.Wrap(exit.EngineDB, err, "could not reset task_run_id=%d in %s", taskRunID, taskRunsTable)
+	}
+	if missed {
+		return exit.Errorf(exit.StaleTransition, "%s row_id=%d: cannot reset: expected status SKIPPED with no attempt",
+			taskRunsTable, taskRunID)
+	}
+	return nil
+}
+
 // lockActiveRun checks, holding the run's row until the transaction ends,
 // that the run is IN-PROGRESS: work is only added to an active run.
 func lockActiveRun(ctx context.Context, tx *wtx, runID int64, action string) error {
+	return lockRun(ctx, tx, runID, RunInProgress, action)
+}
+
+// lockRun checks that the run has the status, holding its row until the
+// transaction ends so that no work is added to it meanwhile.
+func lockRun(ctx context.Context, tx *wtx, runID int64, status, action string) error {
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG SET STATUS = STATUS
-		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $2`, runID, RunInProgress)
-	return runCAS(ctx, tx, res, err, runID, action, "status IN-PROGRESS")
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $2`, runID, status)
+	return runCAS(ctx, tx, res, err, runID, action, "status "+status)
 }
 
 // ---------------------------------------------------------------------------
@@ -437,6 +623,9 @@ type outcome struct {
 	// whose own recording failed; the attempt's fault points are not
 	// passed again.
 	OnBehalf bool
+	// Cancelled is set when an operator cancelled the attempt while it ran:
+	// it was recorded CANCELLED then, and nothing more is written.
+	Cancelled bool
 }
 
 // finishAttempt records the outcome of owner's attempt, with a live lease,
@@ -516,24 +705,29 @@ func loseAttempt(ctx context.Context, tx *wtx, id int64, owner string, cutoff, n
 	return summaryCAS(ctx, tx, res, err, taskRunID, number)
 }
 
-// cancelAttempt ends an active attempt CANCELLED on an operator's request,
-// whoever owns it, and its summary with it.
-func cancelAttempt(ctx context.Context, tx *wtx, id int64, message string, now time.Time) error {
+// stopAttempt ends an active attempt, whoever owns it, and its summary with
+// it: CANCELLED on an operator's cancel, or FAILED when an orchestrator
+// finalizes a run whose task process ended without recording an outcome.
+// The attempt is not retried.
+func stopAttempt(ctx context.Context, tx *wtx, id int64, status, message string, now time.Time) error {
+	if status != AttemptCancelled && status != AttemptFailed {
+		return stale(attemptsTable, id, "stop", "an ending status CANCELLED or FAILED", status)
+	}
 	var taskRunID int64
 	var number int
 	err := tx.QueryRowContext(ctx, `UPDATE AUD_TASK_ATTEMPTS SET STATUS = $2, ENDED_AT = $3, ERROR_MESSAGE = $4, RETRYABLE = FALSE
 		WHERE ATTEMPT_ID = $1 AND STATUS IN ($5, $6, $7) RETURNING TASK_RUN_ID, ATTEMPT_NUMBER`,
-		id, AttemptCancelled, tx.TimeArg(now), message, AttemptQueued, AttemptClaimed, AttemptRunning).
+		id, status, tx.TimeArg(now), message, AttemptQueued, AttemptClaimed, AttemptRunning).
 		Scan(&taskRunID, &number)
 	if engine.IsNoRows(err) {
-		return attemptCAS(ctx, tx, nil, errNoRow, id, "cancel", "status QUEUED, CLAIMED or RUNNING", "")
+		return attemptCAS(ctx, tx, nil, errNoRow, id, "stop", "status QUEUED, CLAIMED or RUNNING", "")
 	}
 	if err != nil {
-		return exit.Wrap(exit.EngineDB, err, "could not cancel attempt_id=%d", id)
+		return exit.Wrap(exit.EngineDB, err, "could not stop attempt_id=%d", id)
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_TASK_RUN_LOG SET STATUS = $2, END_DATE = $3, ERROR_MESSAGE = $4
 		WHERE TASK_RUN_ID = $1 AND STATUS = $5 AND ATTEMPT_COUNT = $6`,
-		taskRunID, TaskCancelled, tx.TimeArg(now), message, TaskInProgress, number)
+		taskRunID, summaryOf(status), tx.TimeArg(now), message, TaskInProgress, number)
 	return summaryCAS(ctx, tx, res, err, taskRunID, number)
 }
 

@@ -115,7 +115,7 @@ func (l *ledger) attemptIn(status string) (q queued, owner string) {
 	steps[AttemptTimedOut] = append(steps[AttemptRunning], finish(AttemptTimedOut))
 	steps[AttemptCancelled] = []func(context.Context, *wtx, time.Time) error{claim,
 		func(ctx context.Context, tx *wtx, now time.Time) error {
-			return cancelAttempt(ctx, tx, q.AttemptID, "cancelled", now)
+			return stopAttempt(ctx, tx, q.AttemptID, AttemptCancelled, "cancelled", now)
 		}}
 	for _, step := range steps[status] {
 		if err := l.do(step); err != nil {
@@ -189,7 +189,7 @@ func TestAttemptStateMatrix(t *testing.T) {
 			}},
 			{"cancel", []string{AttemptQueued, AttemptClaimed, AttemptRunning}, func(l *ledger, q queued, _ string) func(context.Context, *wtx, time.Time) error {
 				return func(ctx context.Context, tx *wtx, now time.Time) error {
-					return cancelAttempt(ctx, tx, q.AttemptID, "stop", now)
+					return stopAttempt(ctx, tx, q.AttemptID, AttemptCancelled, "stop", now)
 				}
 			}},
 			{"lose", []string{AttemptClaimed, AttemptRunning}, func(l *ledger, q queued, o string) func(context.Context, *wtx, time.Time) error {
@@ -368,7 +368,7 @@ func TestOneActiveAttemptPerTaskRunAndRetries(t *testing.T) {
 		wantCode(t, err, exit.StaleTransition, "expected status QUEUED and due")
 		// A QUEUED attempt has no process: cancel it, then the run can end.
 		if err := l.do(func(ctx context.Context, tx *wtx, now time.Time) error {
-			return cancelAttempt(ctx, tx, retry.AttemptID, "not needed", now)
+			return stopAttempt(ctx, tx, retry.AttemptID, AttemptCancelled, "not needed", now)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -480,7 +480,7 @@ func TestRunGuards(t *testing.T) {
 		})
 		wantCode(t, err, exit.StaleTransition, "with 1 claimed or running attempt(s)")
 		if err := l.do(func(ctx context.Context, tx *wtx, now time.Time) error {
-			return cancelAttempt(ctx, tx, q.AttemptID, "x", now)
+			return stopAttempt(ctx, tx, q.AttemptID, AttemptCancelled, "x", now)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -675,7 +675,7 @@ func TestMissingRowsAndInvalidTargetsAreRefused(t *testing.T) {
 			"finish": func(ctx context.Context, tx *wtx, now time.Time) error {
 				return finishAttempt(ctx, tx, 9999, "o", okOutcome, now)
 			},
-			"cancel": func(ctx context.Context, tx *wtx, now time.Time) error { return cancelAttempt(ctx, tx, 9999, "x", now) },
+			"cancel": func(ctx context.Context, tx *wtx, now time.Time) error { return stopAttempt(ctx, tx, 9999, AttemptCancelled, "x", now) },
 			"run": func(ctx context.Context, tx *wtx, now time.Time) error {
 				return finishRun(ctx, tx, 9999, "o", runEnding{Status: RunSuccess}, now)
 			},

@@ -28,7 +28,7 @@ func hashOf(t *testing.T, w Warehouse, tbl Table, setup string) []string {
 				t.Fatal(err)
 			}
 		}
-		cols, err := Describe(ctx, tx, a, tbl)
+		cols, err := a.DescribeTable(ctx, tx, tbl)
 		if err != nil || len(cols) == 0 {
 			t.Fatalf("describe %s: %v %v", tbl.Full(), cols, err)
 		}
@@ -172,6 +172,56 @@ func TestRowIDColumn(t *testing.T) {
 				t.Fatalf("ROW_IDs sum to %d, want 1 + 2", got)
 			}
 			mustExec(t, w, append([]string{"DROP TABLE " + Qualify(w, tbl)}, a.DropRowID(tbl)...)...)
+		}
+	})
+}
+
+// DescribeTable gives a base table's columns with their full types, in
+// order and whatever the case of its name; a view, a missing table and a
+// missing schema have none, and the transaction that asked goes on to write
+// and commit.
+func TestDescribeTable(t *testing.T) {
+	eachReal(t, func(t *testing.T, w Warehouse) {
+		a, _ := ActionsOf(w)
+		tbl := w.Table(testSchema, "described")
+		view := w.Table(testSchema, "described_view")
+		mustExec(t, w, "CREATE TABLE "+Qualify(w, tbl)+" (id INTEGER, amount DECIMAL(12, 4), placed TIMESTAMP WITH TIME ZONE, note VARCHAR)",
+			"CREATE VIEW "+Qualify(w, view)+" AS SELECT id FROM "+Qualify(w, tbl))
+		want := "id integer|amount numeric(12,4)|placed timestamp with time zone|note character varying"
+		if w.Name() == "duckdb" {
+			want = "id INTEGER|amount DECIMAL(12,4)|placed TIMESTAMP WITH TIME ZONE|note VARCHAR"
+		}
+		written := w.Table(testSchema, "written_after")
+		inTx(t, w, func(ctx context.Context, tx Tx) {
+			cols, err := a.DescribeTable(ctx, tx, tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]string, len(cols))
+			for i, c := range cols {
+				got[i] = c.Name + " " + c.Type
+			}
+			if strings.Join(got, "|") != want {
+				t.Fatalf("columns %q, want %q", strings.Join(got, "|"), want)
+			}
+			for _, none := range []Table{view, w.Table(testSchema, "no_such_table"), w.Table("no_such_schema", "described")} {
+				if cols, err := a.DescribeTable(ctx, tx, none); err != nil || len(cols) != 0 {
+					t.Fatalf("%s: columns %v, %v", none.Full(), cols, err)
+				}
+			}
+			if _, err := tx.Exec(ctx, "CREATE TABLE "+Qualify(w, written)+" AS SELECT 1 AS id"); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if w.Name() == "duckdb" {
+			inTx(t, w, func(ctx context.Context, tx Tx) {
+				if cols, err := a.DescribeTable(ctx, tx, w.Table(testSchema, "DESCRIBED")); err != nil || len(cols) != 4 {
+					t.Fatalf("DESCRIBED: columns %v, %v", cols, err)
+				}
+			})
+		}
+		if n := queryValue[int64](t, w, "SELECT COUNT(*) FROM "+Qualify(w, written)); n != 1 {
+			t.Fatalf("%d rows written after the look-ups", n)
 		}
 	})
 }

@@ -104,29 +104,38 @@ func (e *env) child(point string, p map[string]string) int {
 }
 
 // W21: a fault before or after publishing a replacement, raised or as a
-// crash, leaves the target's rows and definition as they were and no
-// scratch table; the next run publishes.
+// crash, leaves the target's rows (their ROW_IDs too), its definition and,
+// on DuckDB, its ROW_ID sequence as they were, and no scratch table; the
+// next run publishes. The targets are made by SETUP_TABLE (with a ROW_ID
+// sequence or identity) and, for CREATE_TABLE replacing its own earlier
+// table, by CREATE_TABLE.
 func TestW21ReplacementSurvivesFaults(t *testing.T) {
 	eachWarehouse(t, func(t *testing.T, e *env) {
-		for _, action := range []string{"CREATE_TABLE", "OVERWRITE_TABLE"} {
+		for _, c := range []struct{ action, setup string }{
+			{"CREATE_TABLE", "SETUP_TABLE"}, {"OVERWRITE_TABLE", "SETUP_TABLE"}, {"CREATE_TABLE", "CREATE_TABLE"},
+		} {
 			for _, point := range []string{sqltask.FaultBeforePublish, sqltask.FaultAfterPublish} {
 				e.exec("DROP TABLE IF EXISTS staging.orders")
-				e.source("(1, 'old', 1)")
-				e.must(params("SQL_ACTION", "SETUP_TABLE", "SETUP_FOR", action, "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc))
-				task := params("SQL_ACTION", action, "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc, "SCHEMA_EVOLUTION", "true")
+				e.source("(1, 'old', 1)", "(2, 'old', 2)")
+				e.must(params("SQL_ACTION", c.setup, "SETUP_FOR", c.action, "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc))
+				task := params("SQL_ACTION", c.action, "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc, "SCHEMA_EVOLUTION", "true")
 				e.must(task)
-				columns := e.columns("staging", "orders")
+				const all = "SELECT id, name, row_id, task_run_id FROM staging.orders ORDER BY id"
+				rows, columns, sequences := e.rows(all), e.columns("staging", "orders"), e.rowIDSequences()
 				e.exec("DROP TABLE staging.src", "CREATE TABLE staging.src (id INTEGER, name VARCHAR, amount DECIMAL(10, 2), extra VARCHAR)",
-					"INSERT INTO staging.src VALUES (2, 'new', 2, 'x'), (3, 'new', 3, 'y')")
+					"INSERT INTO staging.src VALUES (2, 'new', 2, 'x'), (3, 'new', 3, 'y'), (4, 'new', 4, 'z')")
 				task["SOURCE_SQL"] = "SELECT id, name, amount, extra FROM staging.src"
 				kept := func(how string) {
 					t.Helper()
-					e.wantRows("SELECT id, name FROM staging.orders", "1 old")
+					e.wantRows(all, rows...)
 					if got := e.columns("staging", "orders"); got != columns {
-						t.Fatalf("%s %s at %s: columns %s, were %s", action, how, point, got, columns)
+						t.Fatalf("%s over %s %s at %s: columns %s, were %s", c.action, c.setup, how, point, got, columns)
+					}
+					if got := e.rowIDSequences(); got != sequences {
+						t.Fatalf("%s over %s %s at %s: ROW_ID sequences %s, were %s", c.action, c.setup, how, point, got, sequences)
 					}
 					if n := e.scratchTables(); n != "0" {
-						t.Fatalf("%s %s at %s left %s scratch tables", action, how, point, n)
+						t.Fatalf("%s over %s %s at %s left %s scratch tables", c.action, c.setup, how, point, n)
 					}
 				}
 
@@ -141,8 +150,14 @@ func TestW21ReplacementSurvivesFaults(t *testing.T) {
 				}
 				kept("killed")
 
-				wantCounts(t, e.must(task), "source=2 target=2 insert=2 update=- delete=- written=2")
-				e.wantRows("SELECT id, name, extra FROM staging.orders ORDER BY id", "2 new x", "3 new y")
+				wantCounts(t, e.must(task), "source=3 target=3 insert=3 update=- delete=- written=3")
+				e.wantRows("SELECT id, name, extra FROM staging.orders ORDER BY id", "2 new x", "3 new y", "4 new z")
+				if c.action == "CREATE_TABLE" {
+					e.wantRows("SELECT COUNT(DISTINCT row_id), MIN(row_id), MAX(row_id) FROM staging.orders", "3 1 3")
+					if got := e.rowIDSequences(); got != "" {
+						t.Fatalf("CREATE_TABLE over %s left the ROW_ID sequences %s", c.setup, got)
+					}
+				}
 			}
 		}
 	})

@@ -245,6 +245,15 @@ func (e *env) scratchTables() string {
 	return e.value("SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE 'etl_stage%'")
 }
 
+// rowIDSequences lists the ROW_ID sequences of a DuckDB warehouse (PostgreSQL
+// identities go with their tables), comma-separated.
+func (e *env) rowIDSequences() string {
+	if e.opts.Kind != warehouse.DuckDB {
+		return ""
+	}
+	return e.value("SELECT COALESCE(string_agg(sequence_name, ',' ORDER BY sequence_name), '') FROM duckdb_sequences() WHERE sequence_name LIKE '%row_id_seq'")
+}
+
 // counts shows a result's counts; - is NULL.
 func counts(r handler.Result) string {
 	show := func(c handler.Count) string {

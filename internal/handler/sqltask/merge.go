@@ -276,7 +276,7 @@ func (j *job) insertNew(ctx context.Context, k keyedRun, src warehouse.Table, au
 	}
 	b := &binder{d: j.w}
 	sets := append(j.copied(k.cols, k.tcols), j.stamps(b, k.tcols, audit, hash)...)
-	return j.exec(ctx, "merge the SELECT's rows", j.insertSelect(sets, src, absent), b.args...)
+	return j.exec(ctx, "merge the SELECT's rows", j.insertSelect(sets, j.qualified(src), absent), b.args...)
 }
 
 // scd2 closes the active version of each key whose hash changed (or that

@@ -51,7 +51,7 @@ func Rehash(ctx context.Context, db *engine.DB, w warehouse.Warehouse, target st
 		return r, err
 	}
 	defer tx.Rollback()
-	tcols, err := warehouse.Describe(ctx, tx, a, table)
+	tcols, err := a.DescribeTable(ctx, tx, table)
 	switch {
 	case err != nil:
 		return r, exit.Wrap(exit.Handler, err, "could not read the columns of %s", target)
@@ -160,17 +160,27 @@ func defaultCompare(tcols []warehouse.ColumnInfo, keys []string) []warehouse.Col
 
 // queryCount runs a query returning one count.
 func queryCount(ctx context.Context, tx warehouse.Tx, query string, args ...any) (int64, error) {
+	n, err := queryCounts(ctx, tx, query, 1, args...)
+	return n[0], err
+}
+
+// queryCounts runs a query returning one row of n counts.
+func queryCounts(ctx context.Context, tx warehouse.Tx, query string, n int, args ...any) ([]int64, error) {
+	out := make([]int64, n)
 	rows, err := tx.Query(ctx, query, args...)
 	if err != nil {
-		return 0, err
+		return out, err
 	}
 	defer rows.Close()
-	var n int64
 	if rows.Next() {
-		err = rows.Scan(&n)
+		dest := make([]any, n)
+		for i := range out {
+			dest[i] = &out[i]
+		}
+		err = rows.Scan(dest...)
 	}
 	if err == nil {
 		err = rows.Err()
 	}
-	return n, err
+	return out, err
 }

@@ -4,11 +4,18 @@
 // dropping the TARGET_OBJECT — adding the engine-managed columns each action
 // needs and reporting counts from their own COUNT(*).
 //
-// Every action runs in one warehouse transaction: the SELECT is staged in a
-// scratch table etl_stage_<task_run_id>_<token> of the target's schema, every
-// guard is checked against the staged rows, then the target is written and
-// the scratch tables dropped before the commit. A failure, a cancellation or
-// a crash leaves the target as it was and no scratch table behind.
+// Every action runs in one warehouse transaction, and every guard is checked
+// before the target is written. The SELECT is staged in a scratch table
+// etl_stage_<task_run_id>_<token> of the target's schema, dropped again
+// before the commit, where the guards look at its rows (the merges and
+// DELETE_ROWS: NULL and duplicate keys) or it must be read before the
+// target changes (OVERWRITE_TABLE). CREATE_TABLE and APPEND_TABLE need only
+// the SELECT's column names, which a LIMIT 0 query gives without running
+// it, and write its rows once: CREATE_TABLE builds the replacement with one
+// CREATE TABLE … AS SELECT and renames it in place of the target,
+// APPEND_TABLE inserts them straight from the SELECT. A failure, a
+// cancellation or a crash leaves the target as it was and no scratch table
+// behind.
 //
 // The package also upgrades targets: Rehash recomputes a merge target's
 // change hash (version 2) and UpgradeTargets adds the run-identity columns
@@ -18,6 +25,7 @@ package sqltask
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -193,11 +201,18 @@ func (j *job) finish(ctx context.Context) error {
 
 // exec runs one statement of a step, logging it at DEBUG.
 func (j *job) exec(ctx context.Context, step, query string, args ...any) error {
+	_, err := j.execResult(ctx, step, query, args...)
+	return err
+}
+
+// execResult is exec returning the statement's result.
+func (j *job) execResult(ctx context.Context, step, query string, args ...any) (sql.Result, error) {
 	j.log.Debug("running a statement", "step", step, "statement", query)
-	if _, err := j.tx.Exec(ctx, query, args...); err != nil {
-		return j.failed(ctx, step, query, err)
+	res, err := j.tx.Exec(ctx, query, args...)
+	if err != nil {
+		return nil, j.failed(ctx, step, query, err)
 	}
-	return nil
+	return res, nil
 }
 
 // count runs a SELECT COUNT(*) of a step.
@@ -206,6 +221,26 @@ func (j *job) count(ctx context.Context, step, query string, args ...any) (int64
 	n, err := queryCount(ctx, j.tx, query, args...)
 	if err != nil {
 		return 0, j.failed(ctx, step, query, err)
+	}
+	return n, nil
+}
+
+// countEach counts, in one statement over table t, its rows matching each
+// condition ("" for every row), each with its own COUNT(*); args are the
+// conditions' bound values, in order.
+func (j *job) countEach(ctx context.Context, t warehouse.Table, conds []string, args ...any) ([]int64, error) {
+	aggs := make([]string, len(conds))
+	for i, c := range conds {
+		aggs[i] = "COUNT(*)"
+		if c != "" {
+			aggs[i] += " FILTER (WHERE " + c + ")"
+		}
+	}
+	q := "SELECT " + strings.Join(aggs, ", ") + " FROM " + j.qualified(t)
+	j.log.Debug("running a statement", "step", "count the rows of "+t.Name, "statement", q)
+	n, err := queryCounts(ctx, j.tx, q, len(conds), args...)
+	if err != nil {
+		return nil, j.failed(ctx, "count the rows of "+t.Name, q, err)
 	}
 	return n, nil
 }
@@ -237,10 +272,15 @@ func (j *job) qualified(t warehouse.Table) string { return warehouse.Qualify(j.w
 // q quotes a column name.
 func (j *job) q(name string) string { return j.w.Quote(name) }
 
-// newScratch names a scratch table of this attempt in the target's schema.
-func (j *job) newScratch(suffix string) warehouse.Table {
-	t := warehouse.Table{Catalog: j.tgt.table.Catalog, Schema: j.tgt.table.Schema,
+// scratchTable names a table of this attempt in the target's schema.
+func (j *job) scratchTable(suffix string) warehouse.Table {
+	return warehouse.Table{Catalog: j.tgt.table.Catalog, Schema: j.tgt.table.Schema,
 		Name: fmt.Sprintf("etl_stage_%d_%s%s", j.t.TaskRunID, j.token, suffix)}
+}
+
+// newScratch names a scratch table of this attempt, which finish drops.
+func (j *job) newScratch(suffix string) warehouse.Table {
+	t := j.scratchTable(suffix)
 	j.scratch = append(j.scratch, t)
 	return t
 }
@@ -251,7 +291,7 @@ func (j *job) describeTarget(ctx context.Context) ([]warehouse.ColumnInfo, error
 }
 
 func (j *job) describe(ctx context.Context, t warehouse.Table) ([]warehouse.ColumnInfo, error) {
-	cols, err := warehouse.Describe(ctx, j.tx, j.a, t)
+	cols, err := j.a.DescribeTable(ctx, j.tx, t)
 	if err != nil {
 		return nil, j.failed(ctx, "read the columns of "+t.Name, "", err)
 	}
@@ -293,11 +333,44 @@ func (j *job) stageInto(ctx context.Context, need []string) (tcols []warehouse.C
 	return
 }
 
+// source returns the SELECT as a relation for a FROM clause, to be given an
+// alias.
+func (j *job) source() string { return "(\n" + j.s.source.text + "\n)" }
+
+// shape returns the names of the SELECT's columns, after checking them,
+// from a LIMIT 0 query that plans the SELECT without running it: all the
+// actions that write its rows straight into the target need to know first.
+func (j *job) shape(ctx context.Context) ([]warehouse.ColumnInfo, error) {
+	const step = "read the SELECT's columns"
+	q := "SELECT * FROM " + j.source() + " AS etl_source LIMIT 0"
+	j.log.Debug("running a statement", "step", step, "statement", q)
+	rows, err := j.tx.Query(ctx, q)
+	if err != nil {
+		return nil, j.failed(ctx, step, q, err)
+	}
+	names, err := rows.Columns()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, j.failed(ctx, step, q, err)
+	}
+	cols := make([]warehouse.ColumnInfo, len(names))
+	for i, n := range names {
+		cols[i].Name = n
+	}
+	if err := selectProblems(j.w, cols); err != nil {
+		return nil, j.guard("%s", err)
+	}
+	return cols, nil
+}
+
 // stage runs the SELECT into a new scratch table (only its shape when
-// shapeOnly) and returns its columns, after checking their names.
+// shapeOnly) and returns its columns with their types, after checking their
+// names.
 func (j *job) stage(ctx context.Context, shapeOnly bool) (warehouse.Table, []warehouse.ColumnInfo, error) {
 	st := j.newScratch("")
-	q := "CREATE TABLE " + j.qualified(st) + " AS SELECT * FROM (\n" + j.s.source.text + "\n) AS etl_source"
+	q := "CREATE TABLE " + j.qualified(st) + " AS SELECT * FROM " + j.source() + " AS etl_source"
 	if shapeOnly {
 		q += " LIMIT 0"
 	}
@@ -356,15 +429,16 @@ type assign struct {
 }
 
 // insertSelect returns INSERT INTO the target (columns) SELECT values FROM
-// from AS s, with a WHERE condition when where is not empty.
-func (j *job) insertSelect(sets []assign, from warehouse.Table, where string) string {
+// from AS s, with a WHERE condition when where is not empty; from is a
+// quoted table name or j.source().
+func (j *job) insertSelect(sets []assign, from string, where string) string {
 	cols := make([]string, len(sets))
 	vals := make([]string, len(sets))
 	for i, s := range sets {
 		cols[i], vals[i] = j.q(s.column), s.expr
 	}
 	q := "INSERT INTO " + j.qualified(j.tgt.table) + " (" + strings.Join(cols, ", ") + ")\nSELECT " +
-		strings.Join(vals, ", ") + "\nFROM " + j.qualified(from) + " AS s"
+		strings.Join(vals, ", ") + "\nFROM " + from + " AS s"
 	if where != "" {
 		q += "\nWHERE " + where
 	}

@@ -13,30 +13,49 @@ import (
 // This file holds the actions that create, replace, append to and drop
 // whole tables.
 
-// createTable replaces the target with the SELECT's rows, creating it with
-// the identity columns and ROW_ID.
+// createTable replaces the target with the SELECT's rows. Once the
+// SELECT's columns are checked, it builds the replacement beside the target
+// with one CREATE TABLE … AS SELECT — a table of this attempt's scratch
+// name holding the SELECT's columns, the identity columns and ROW_ID — and
+// publishes it: the target is dropped and the replacement renamed in its
+// place. The SELECT may read the target, which is still there while it
+// runs, and no other transaction sees the change before the commit. ROW_ID
+// numbers the rows from 1 with row_number(), without a sequence or
+// identity: no action inserts into a CREATE_TABLE target later (they all
+// need columns it lacks).
 func (j *job) createTable(ctx context.Context) (handler.Result, error) {
-	stage, cols, r, err := j.stageSource(ctx)
+	cols, err := j.shape(ctx)
 	if err != nil {
-		return r, err
+		return handler.Result{}, err
+	}
+	b := &binder{d: j.w}
+	sets := append(j.copied(cols, nil), j.stamps(b, nil, auditColumns(CreateTable), "")...)
+	sets = append(sets, assign{j.w.Fold(colRowID), "row_number() OVER ()"})
+	built := j.scratchTable("")
+	if err := j.exec(ctx, "stage the SELECT", j.createAs(built, sets), b.args...); err != nil {
+		return handler.Result{}, err
 	}
 	if err := fault.Point(FaultBeforePublish); err != nil {
-		return r, err
+		return handler.Result{}, err
 	}
 	const step = "publish the replacement"
 	if err := j.dropTarget(ctx, step); err != nil {
-		return r, err
+		return handler.Result{}, err
 	}
-	audit := auditColumns(CreateTable)
-	if err := j.createTarget(ctx, step, cols, audit); err != nil {
-		return r, err
+	if err := j.exec(ctx, step, "ALTER TABLE "+j.qualified(built)+" RENAME TO "+j.q(j.tgt.table.Name)); err != nil {
+		return handler.Result{}, err
 	}
-	b := &binder{d: j.w}
-	sets := append(j.copied(cols, nil), j.stamps(b, nil, audit, "")...)
-	if err := j.exec(ctx, step, j.insertSelect(sets, stage, ""), b.args...); err != nil {
-		return r, err
+	return j.published(ctx, handler.Result{}, nil)
+}
+
+// createAs returns CREATE TABLE t AS SELECT each value AS its column FROM
+// the SELECT AS s.
+func (j *job) createAs(t warehouse.Table, sets []assign) string {
+	vals := make([]string, len(sets))
+	for i, s := range sets {
+		vals[i] = s.expr + " AS " + j.q(s.column)
 	}
-	return j.published(ctx, r, nil)
+	return "CREATE TABLE " + j.qualified(t) + " AS\nSELECT " + strings.Join(vals, ", ") + "\nFROM " + j.source() + " AS s"
 }
 
 // ownRows is the condition of the target rows this task run wrote.
@@ -51,17 +70,32 @@ func (j *job) published(ctx context.Context, r handler.Result, tcols []warehouse
 	if err := fault.Point(FaultAfterPublish); err != nil {
 		return r, err
 	}
-	var err error
-	if r.InsertCount, err = j.rowCount(ctx, j.tgt.table, j.ownRows(tcols), j.t.TaskRunID); err != nil {
-		return r, err
-	}
-	if r.TargetCount, err = j.rowCount(ctx, j.tgt.table, ""); err != nil {
+	if err := j.written(ctx, &r, tcols); err != nil {
 		return r, err
 	}
 	if err := j.finish(ctx); err != nil {
 		return r, err
 	}
 	return r, j.clearHashVersion(ctx)
+}
+
+// written counts, once an action wrote the SELECT's rows into the target
+// (with columns tcols; nil: as created), the target's rows this task run
+// wrote as the INSERT_COUNT and all its rows as the TARGET_COUNT, each with
+// its own COUNT(*) in one statement. When the SELECT was not staged and
+// counted, the SOURCE_COUNT is the INSERT_COUNT: this task run's rows are
+// exactly the SELECT's, as an append first removes an earlier attempt's
+// batch.
+func (j *job) written(ctx context.Context, r *handler.Result, tcols []warehouse.ColumnInfo) error {
+	n, err := j.countEach(ctx, j.tgt.table, []string{j.ownRows(tcols), ""}, j.t.TaskRunID)
+	if err != nil {
+		return err
+	}
+	r.InsertCount, r.TargetCount = handler.Int(n[0]), handler.Int(n[1])
+	if r.SourceCount == nil {
+		r.SourceCount = r.InsertCount
+	}
+	return nil
 }
 
 // stageSource stages the SELECT and counts its rows as the SOURCE_COUNT.
@@ -81,7 +115,8 @@ func (j *job) rowCount(ctx context.Context, t warehouse.Table, where string, arg
 }
 
 // overwriteTable replaces every row of the existing target, keeping its
-// definition (adding new SELECT columns when SCHEMA_EVOLUTION is true).
+// definition (adding new SELECT columns when SCHEMA_EVOLUTION is true). The
+// SELECT is staged first, as it may read the rows it replaces.
 func (j *job) overwriteTable(ctx context.Context) (handler.Result, error) {
 	audit := auditColumns(OverwriteTable)
 	tcols, stage, cols, r, err := j.stageInto(ctx, audit)
@@ -104,7 +139,7 @@ func (j *job) overwriteTable(ctx context.Context) (handler.Result, error) {
 	}
 	b := &binder{d: j.w}
 	sets := append(j.copied(cols, tcols), j.stamps(b, tcols, audit, "")...)
-	if err := j.exec(ctx, step, j.insertSelect(sets, stage, ""), b.args...); err != nil {
+	if err := j.exec(ctx, step, j.insertSelect(sets, j.qualified(stage), ""), b.args...); err != nil {
 		return r, err
 	}
 	return j.published(ctx, r, tcols)
@@ -150,35 +185,35 @@ func (j *job) evolve(ctx context.Context, added []warehouse.ColumnInfo) error {
 	return nil
 }
 
-// appendTable adds the SELECT's rows to the existing target. A retried
-// attempt first removes the rows an earlier attempt of the same task run
-// wrote (TASK_RUN_ID), so the batch is never there twice.
+// appendTable adds the SELECT's rows to the existing target, inserting
+// them straight from it. A retried attempt first removes the rows an
+// earlier attempt of the same task run wrote (TASK_RUN_ID), so the batch is
+// never there twice.
 func (j *job) appendTable(ctx context.Context) (handler.Result, error) {
 	audit := auditColumns(AppendTable)
-	tcols, stage, cols, r, err := j.stageInto(ctx, audit)
+	tcols, err := j.existingTarget(ctx, audit)
 	if err != nil {
-		return r, err
+		return handler.Result{}, err
 	}
-	own := j.ownRows(tcols)
-	earlier, err := j.countRows(ctx, j.tgt.table, own, j.t.TaskRunID)
+	cols, err := j.shape(ctx)
 	if err != nil {
-		return r, err
+		return handler.Result{}, err
 	}
-	if earlier > 0 {
-		j.log.Info("replacing the rows an earlier attempt of this task run appended", "rows", earlier)
-		if err := j.exec(ctx, "remove this task run's earlier batch", "DELETE FROM "+j.qualified(j.tgt.table)+" WHERE "+own, j.t.TaskRunID); err != nil {
-			return r, err
-		}
+	removed, err := j.execResult(ctx, "remove this task run's earlier batch",
+		"DELETE FROM "+j.qualified(j.tgt.table)+" WHERE "+j.ownRows(tcols), j.t.TaskRunID)
+	if err != nil {
+		return handler.Result{}, err
+	}
+	if n, err := removed.RowsAffected(); err == nil && n > 0 {
+		j.log.Info("removed the rows an earlier attempt of this task run appended, to append them again", "rows", n)
 	}
 	b := &binder{d: j.w}
 	sets := append(j.copied(cols, tcols), j.stamps(b, tcols, audit, "")...)
-	if err := j.exec(ctx, "append the SELECT's rows", j.insertSelect(sets, stage, ""), b.args...); err != nil {
-		return r, err
+	if err := j.exec(ctx, "append the SELECT's rows", j.insertSelect(sets, j.source(), ""), b.args...); err != nil {
+		return handler.Result{}, err
 	}
-	if r.InsertCount, err = j.rowCount(ctx, j.tgt.table, own, j.t.TaskRunID); err != nil {
-		return r, err
-	}
-	if r.TargetCount, err = j.rowCount(ctx, j.tgt.table, ""); err != nil {
+	var r handler.Result
+	if err := j.written(ctx, &r, tcols); err != nil {
 		return r, err
 	}
 	return r, j.finish(ctx)
@@ -222,18 +257,21 @@ func (j *job) setupTable(ctx context.Context) (handler.Result, error) {
 	if err != nil {
 		return handler.Result{}, err
 	}
-	_, cols, err := j.stage(ctx, true)
-	if err != nil {
-		return handler.Result{}, err
-	}
 	tcols, err := j.describeTarget(ctx)
 	if err != nil {
 		return handler.Result{}, err
 	}
 	var r handler.Result
 	if len(tcols) > 0 {
+		if _, err := j.shape(ctx); err != nil {
+			return r, err
+		}
 		j.log.Info("the target exists: SETUP_TABLE leaves it as it is")
 		r.TargetCount, err = j.rowCount(ctx, j.tgt.table, "")
+		return r, err
+	}
+	_, cols, err := j.stage(ctx, true)
+	if err != nil {
 		return r, err
 	}
 	if err := j.createTarget(ctx, "create the target", cols, auditColumns(writer)); err != nil {

@@ -2,11 +2,14 @@ package sqltask_test
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // source makes staging.src (id, name, amount) hold the rows, each written as
@@ -216,5 +219,109 @@ func TestW22ConcurrentAppendsKeepRowIDsUnique(t *testing.T) {
 			}
 		}
 		e.wantRows("SELECT COUNT(*), COUNT(DISTINCT row_id), MIN(row_id), MAX(row_id) FROM staging.orders", "20 20 1 20")
+	})
+}
+
+// statementLog is a log handler keeping the step and the text of each
+// statement an attempt runs.
+type statementLog struct{ steps, statements []string }
+
+func (l *statementLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *statementLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *statementLog) WithGroup(string) slog.Handler            { return l }
+func (l *statementLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "running a statement" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "step":
+			l.steps = append(l.steps, a.Value.String())
+		case "statement":
+			l.statements = append(l.statements, a.Value.String())
+		}
+		return true
+	})
+	return nil
+}
+
+// statements runs a task that must succeed and returns the steps of the
+// statements it ran, and whether any of them named a scratch table.
+func (e *env) statements(p map[string]string) (steps string, scratch bool) {
+	e.t.Helper()
+	l := &statementLog{}
+	task := e.task(p)
+	task.Log = slog.New(l)
+	if _, err := sqltask.New().Run(context.Background(), task); err != nil {
+		e.t.Fatalf("%s: %v", p["SQL_ACTION"], err)
+	}
+	return strings.Join(l.steps, "|"), slices.ContainsFunc(l.statements, func(s string) bool { return strings.Contains(s, "etl_stage") })
+}
+
+// CREATE_TABLE and APPEND_TABLE write the SELECT's rows once. CREATE_TABLE
+// reads the SELECT's columns, builds the replacement with one CREATE TABLE
+// … AS SELECT, drops the old target (on DuckDB with the ROW_ID sequence an
+// older definition had), renames the replacement in its place and counts
+// its rows in one statement, numbering ROW_ID from 1; APPEND_TABLE inserts
+// straight from the SELECT, staging nothing.
+func TestSelectRowsWrittenOnce(t *testing.T) {
+	eachWarehouse(t, func(t *testing.T, e *env) {
+		e.source("(1, 'a', 1)", "(2, 'b', 2)", "(3, 'c', 3)", "(4, 'd', 4)", "(5, 'e', 5)")
+		create := params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.orders",
+			"SOURCE_SQL", "SELECT a.id * 10 + b.id AS id FROM staging.src a CROSS JOIN staging.src b")
+		publish := "publish the replacement|publish the replacement|"
+		if e.opts.Kind == warehouse.DuckDB {
+			publish += "publish the replacement|"
+		}
+		want := "read the SELECT's columns|stage the SELECT|" + publish + "count the rows of orders"
+		for range 2 {
+			if steps, _ := e.statements(create); steps != want {
+				t.Fatalf("CREATE_TABLE ran %s, want %s", steps, want)
+			}
+			e.wantRows("SELECT COUNT(*), COUNT(DISTINCT row_id), MIN(row_id), MAX(row_id), COUNT(DISTINCT id) FROM staging.orders", "25 25 1 25 25")
+			if n := e.scratchTables(); n != "0" {
+				t.Fatalf("%s scratch tables left", n)
+			}
+		}
+
+		e.must(params("SQL_ACTION", "SETUP_TABLE", "SETUP_FOR", "APPEND_TABLE", "TARGET_OBJECT", "staging.appended", "SOURCE_SQL", selectSrc))
+		steps, scratch := e.statements(params("SQL_ACTION", "APPEND_TABLE", "TARGET_OBJECT", "staging.appended", "SOURCE_SQL", selectSrc))
+		if want := "read the SELECT's columns|remove this task run's earlier batch|append the SELECT's rows|count the rows of appended"; steps != want || scratch {
+			t.Fatalf("APPEND_TABLE ran %s (scratch: %v), want %s", steps, scratch, want)
+		}
+	})
+}
+
+// A SELECT may read its own target: CREATE_TABLE and OVERWRITE_TABLE
+// replace it with rows computed from the old ones, and APPEND_TABLE adds to
+// it rows computed from the rows it had before this task run.
+func TestSelectReadsItsTarget(t *testing.T) {
+	eachWarehouse(t, func(t *testing.T, e *env) {
+		e.source("(1, 'a', 1)", "(2, 'b', 2)")
+		e.must(params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc))
+		next := "SELECT id + 10 AS id, name, amount FROM staging.orders"
+		wantCounts(t, e.must(params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", next)),
+			"source=2 target=2 insert=2 update=- delete=- written=2")
+		e.wantRows("SELECT id, name, row_id FROM staging.orders ORDER BY id", "11 a 1", "12 b 2")
+
+		e.must(params("SQL_ACTION", "SETUP_TABLE", "SETUP_FOR", "OVERWRITE_TABLE", "TARGET_OBJECT", "staging.snapshot", "SOURCE_SQL", selectSrc))
+		e.must(params("SQL_ACTION", "OVERWRITE_TABLE", "TARGET_OBJECT", "staging.snapshot", "SOURCE_SQL", selectSrc))
+		wantCounts(t, e.must(params("SQL_ACTION", "OVERWRITE_TABLE", "TARGET_OBJECT", "staging.snapshot",
+			"SOURCE_SQL", "SELECT id + 10 AS id, name, amount FROM staging.snapshot")),
+			"source=2 target=2 insert=2 update=- delete=- written=2")
+		e.wantRows("SELECT id, name FROM staging.snapshot ORDER BY id", "11 a", "12 b")
+
+		e.must(params("SQL_ACTION", "SETUP_TABLE", "SETUP_FOR", "APPEND_TABLE", "TARGET_OBJECT", "staging.appended", "SOURCE_SQL", selectSrc))
+		e.must(params("SQL_ACTION", "APPEND_TABLE", "TARGET_OBJECT", "staging.appended", "SOURCE_SQL", selectSrc))
+		grow := params("SQL_ACTION", "APPEND_TABLE", "TARGET_OBJECT", "staging.appended",
+			"SOURCE_SQL", "SELECT id + 10 AS id, name, amount FROM staging.appended WHERE id < 10")
+		for range 2 { // the retried attempt reads the target without its own earlier batch
+			r, err := sqltask.New().Run(context.Background(), e.attempt(700, grow))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCounts(t, r, "source=2 target=4 insert=2 update=- delete=- written=2")
+		}
+		e.wantRows("SELECT id, task_run_id = 700 FROM staging.appended ORDER BY id", "1 false", "2 false", "11 true", "12 true")
 	})
 }

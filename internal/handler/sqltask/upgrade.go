@@ -127,7 +127,7 @@ func upgradeTarget(ctx context.Context, w warehouse.Warehouse, name string, tabl
 		return u, err
 	}
 	defer tx.Rollback()
-	cols, err := warehouse.Describe(ctx, tx, a, table)
+	cols, err := a.DescribeTable(ctx, tx, table)
 	if err != nil {
 		return u, exit.Wrap(exit.Handler, err, "could not read the columns of %s", name)
 	}
