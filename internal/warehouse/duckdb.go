@@ -79,6 +79,9 @@ func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error)
 	return w, nil
 }
 
+// duckdbIdleConns is how many idle connections a DuckDB handle keeps.
+const duckdbIdleConns = 16
+
 // acquireDuckDB returns the process's handle on a DuckDB file, opening it on
 // first use, and the function that gives it back. An in-memory database is
 // never shared.
@@ -88,7 +91,11 @@ func acquireDuckDB(path string) (*sql.DB, func() error, error) {
 		if err != nil {
 			return nil, exit.Wrap(exit.Configuration, err, "could not open the DuckDB warehouse %s", path)
 		}
-		return sql.OpenDB(c), nil
+		db := sql.OpenDB(c)
+		// Keep the connections parallel tasks use: each new one runs the
+		// session set-up again.
+		db.SetMaxIdleConns(duckdbIdleConns)
+		return db, nil
 	}
 	if path == "" {
 		db, err := open()
