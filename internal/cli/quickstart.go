@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/etl-craft/etl-craft/internal/clone"
+	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/quickstart"
+	"github.com/etl-craft/etl-craft/internal/run"
 )
 
 func (a *app) quickstartCommand() *cobra.Command {
@@ -14,8 +19,9 @@ func (a *app) quickstartCommand() *cobra.Command {
 		Short: "Write an example project, set it up, run its pipeline, clone and show the history",
 		Long: "quickstart writes a project into DIR (default ./" + quickstart.DefaultDir + "): a\n" +
 			"craft-connector.yml with a SQLite Engine DB and a DuckDB warehouse, both files in the\n" +
-			"project, and migrations/0001_example_pipeline.sql registering an example pipeline.\n" +
-			"Then it runs setup. Running it again reuses the project.",
+			"project, and migrations/0001_example_pipeline.sql registering an example pipeline of SQL\n" +
+			"tasks. Then it runs setup, runs the pipeline, clones the Engine DB into the warehouse and\n" +
+			"prints the pipeline's history. Running it again reuses the project and adds a run.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := quickstart.DefaultDir
@@ -36,6 +42,13 @@ func (a *app) quickstartCommand() *cobra.Command {
 				a.printf("quickstart: reusing the project in %s\n", dir)
 			}
 			a.configFlag = filepath.Join(dir, "craft-connector.yml")
+			if f := cmd.Flag("log-level"); f != nil && !f.Changed {
+				// The steps print what they did; their INFO logs would repeat it.
+				a.logLevel = "WARNING"
+				if err := a.setupLogging(); err != nil {
+					return err
+				}
+			}
 			ctx, err := a.acting(cmd.Context())
 			if err != nil {
 				return err
@@ -44,12 +57,66 @@ func (a *app) quickstartCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			a.printf("\n$ etl-craft setup\n")
 			if err := a.setup(ctx, cmd, cfg); err != nil || a.status != 0 {
 				return err
 			}
-			a.printf("quickstart: the pipeline %s is registered; try `etl-craft --config %s doctor`\n",
-				quickstart.Pipeline, a.configFlag)
-			return nil
+			return a.quickstartRun(ctx, cfg)
 		},
 	}
+}
+
+// quickstartRun runs the example pipeline, clones the Engine DB into the
+// warehouse and prints the pipeline's recent history.
+func (a *app) quickstartRun(ctx context.Context, cfg *config.Config) error {
+	db, err := a.openEngine(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	a.printf("\n$ etl-craft run --pipeline_code %s\n", quickstart.Pipeline)
+	// The clone comes next, shown on its own, so this run has no after-run clone.
+	withoutClone := *cfg
+	withoutClone.Cloning.Enabled = false
+	sup, closeSup := a.supervisor(&withoutClone, db)
+	out, err := sup.RunPipeline(ctx, run.Request{PipelineCode: quickstart.Pipeline})
+	closeSup()
+	if err != nil {
+		return err
+	}
+	a.printf("%s\n", out)
+	if out.Code != 0 {
+		a.status = out.Code
+		return nil
+	}
+
+	a.printf("\n$ etl-craft clone\n")
+	wopts := warehouseOptions(cfg)
+	opts, err := clone.FromConfig(cfg, wopts)
+	if err != nil {
+		return err
+	}
+	opts.Logger = a.logger()
+	src := run.NewSharedWarehouse(db, *wopts)
+	tables, err := clone.Run(ctx, db, src, opts)
+	src.Close()
+	for _, t := range tables {
+		a.printf("%s\n", t.Line())
+	}
+	if err != nil {
+		return err
+	}
+
+	a.printf("\n$ etl-craft history --pipeline_code %s --all\n", quickstart.Pipeline)
+	h, err := inspect.RunHistory(ctx, db, inspect.HistoryRequest{PipelineCode: quickstart.Pipeline, All: true,
+		Limit: inspect.DefaultHistoryLimit})
+	if err != nil {
+		return err
+	}
+	a.printHistory(h)
+	a.printf("\nquickstart: done. The project is %s; query the warehouse %s, or try\n"+
+		"  etl-craft --config %s status --pipeline_code %s --run-id %d\n",
+		filepath.Dir(a.configFlag), cfg.Warehouse.DuckDBPath, a.configFlag, quickstart.Pipeline, out.RunID)
+	return nil
 }

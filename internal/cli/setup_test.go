@@ -88,7 +88,22 @@ func TestQuickstartInAnEmptyFolder(t *testing.T) {
 	if n := count(t, db, "SELECT count(*) FROM CFG_TASK_DEPENDENCY"); n != 3 {
 		t.Fatalf("%d example dependencies", n)
 	}
-	if r := p.ok("quickstart"); !strings.Contains(r.stdout, "quickstart: reusing the project in "+dir) {
+	for _, want := range []string{"QUICKSTART_SALES: pipeline_run_id=1 SUCCESS\n",
+		"CFG_PIPELINES\twarehouse.main.CFG_PIPELINES\t1\tcreated\n", "AUD_PIPELINES_RUN_LOG\twarehouse.main.AUD_PIPELINES_RUN_LOG\t1\tcreated\n",
+		"PIPELINE_RUN_ID\tSTATUS\tRUN_DATE"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("quickstart output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stderr, "level=INFO") {
+		t.Fatalf("quickstart logged at INFO without --log-level:\n%s", r.stderr)
+	}
+	r = p.ok("quickstart")
+	if !strings.Contains(r.stdout, "quickstart: reusing the project in "+dir) || !strings.Contains(r.stdout, "pipeline_run_id=2 SUCCESS") ||
+		!strings.Contains(r.stdout, "AUD_PIPELINES_RUN_LOG\twarehouse.main.AUD_PIPELINES_RUN_LOG\t2\n") {
 		t.Fatalf("second quickstart:\n%s", r.stdout)
+	}
+	if n := count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'"); n != 2 {
+		t.Fatalf("%d successful runs", n)
 	}
 }
