@@ -59,24 +59,18 @@ func (a *app) runCommand() *cobra.Command {
 	runSel := addRunFlags(cmd)
 	format := addFormatFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := pipe.check(); err != nil {
-			return err
-		}
-		sel, err := runSel.selector()
+		sel, err := selection(pipe, runSel)
 		if err != nil {
 			return err
 		}
 		if err := f.check(sel); err != nil {
 			return err
 		}
-		s, err := a.openSession(cmd)
+		s, sup, done, err := a.supervising(cmd, pipe.code, f.task)
 		if err != nil {
 			return err
 		}
-		defer s.db.Close()
-		a.record(s.ctx, s.db, cmd, pipe.code, f.task)
-		sup, closeSup := a.supervisor(s.cfg, s.db)
-		defer closeSup()
+		defer done()
 		req := run.Request{PipelineCode: pipe.code, TaskCode: f.task, RunID: sel.ID, RunKey: sel.Key, RunDate: f.runDate,
 			Force: f.force, IgnoreDependencies: f.ignoreDeps, Reason: f.reason}
 		if f.backfill != "" {
@@ -187,6 +181,27 @@ func (f *runOptions) check(sel inspect.RunSelector) error {
 		return run.CheckReason("--backfill", f.reason)
 	}
 	return nil
+}
+
+// selection checks --pipeline_code and returns the run selector (exit 2 for
+// either mistake).
+func selection(pipe *pipelineFlag, runSel *runFlags) (inspect.RunSelector, error) {
+	if err := pipe.check(); err != nil {
+		return inspect.RunSelector{}, err
+	}
+	return runSel.selector()
+}
+
+// supervising opens the session of a command that runs or changes runs,
+// records its request, and builds its supervisor; done closes them.
+func (a *app) supervising(cmd *cobra.Command, pipelineCode, taskCode string) (*session, *run.Supervisor, func(), error) {
+	s, err := a.openSession(cmd)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a.record(s.ctx, s.db, cmd, pipelineCode, taskCode)
+	sup, closeSup := a.supervisor(s.cfg, s.db)
+	return s, sup, func() { closeSup(); s.db.Close() }, nil
 }
 
 // supervisor builds the run supervisor of the configuration: the SQL

@@ -10,9 +10,11 @@
 // each dependency by the upstream's latest finished run and what the dependency
 // last consumed, and returns one Decision per judged dependency. The caller
 // writes them (Record) in the transaction that admits the run or the attempt,
-// and consumes the satisfied ones (ConsumeRun, ConsumeAttempt) in the
-// transaction that records the downstream's success. Await is the blocking
-// loop around Evaluate for a process that has nothing else to do meanwhile.
+// carries them over to a retry of the attempt (CarryOver), and consumes the
+// satisfied ones (ConsumeRun, ConsumeAttempt) in the transaction that records
+// the downstream's success. Await is the blocking loop around Evaluate for a
+// process that has nothing else to do meanwhile; SettleWaits ends the waits of
+// a run that ended without its gates settling.
 //
 // The package also owns two pieces of run control that gates read: a run's
 // repair state (BeginRepair, PublishRepair: REPAIR_PENDING and

@@ -45,6 +45,9 @@ type slot struct {
 	task   *pipeline.Task
 	policy Policy
 	force  bool
+	// again lets a new attempt run a task whose summary ended SUCCESS or
+	// SKIPPED (force, or an orchestrator running it again).
+	again bool
 	// queued is the waiting attempt to claim; zero queues a new one.
 	queued queued
 }
@@ -84,6 +87,12 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 	err := inTx(rctx, s.opts.DB, func(tx *wtx) error {
 		now := time.Now()
 		if q.AttemptID == 0 {
+			if !sl.force && !sl.again {
+				// An operator may have marked the task meanwhile.
+				if err := unsettledTask(rctx, tx, sl.run.ID, sl.task.ID); err != nil {
+					return err
+				}
+			}
 			var err error
 			if q, err = queueAttempt(rctx, tx, sl.run.ID, sl.task.ID, nil, now); err != nil {
 				return err
@@ -243,7 +252,7 @@ func (a *attempt) heartbeat(ctx context.Context, cancel context.CancelCauseFunc)
 	go func() {
 		tick := time.NewTicker(a.s.renewEvery)
 		defer tick.Stop()
-		poll := time.NewTicker(CancelPoll)
+		poll := time.NewTicker(a.s.cancelPoll)
 		defer poll.Stop()
 		for {
 			select {

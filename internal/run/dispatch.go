@@ -57,11 +57,11 @@ type task struct {
 // dispatcher runs the ready tasks of one run, at most MaxParallel at once,
 // until nothing more can start.
 type dispatcher struct {
-	s       *Supervisor
-	g       *pipeline.Graph
-	run     runRow
-	owner   string
-	force   bool
+	s     *Supervisor
+	g     *pipeline.Graph
+	run   runRow
+	owner string
+	force bool
 	// startNothing settles the run without starting any task: a
 	// --finalize-only step.
 	startNothing bool
@@ -69,9 +69,9 @@ type dispatcher struct {
 	// the run's summary.
 	bypassed []string
 	tasks    []*task // in wave order
-	byID    map[int64]*task
-	running int
-	results chan result
+	byID     map[int64]*task
+	running  int
+	results  chan result
 	// attempts is the context of the running attempts; stop ends it.
 	attempts context.Context
 	stop     context.CancelCauseFunc
@@ -323,6 +323,9 @@ func (d *dispatcher) schedule(ctx context.Context) error {
 func (d *dispatcher) admit(ctx context.Context, t *task, needed int) error {
 	a, err := d.s.admitTask(ctx, d.run, t.t, needed, t.hasRow, false, d.s.clock().Now())
 	switch {
+	case exit.Is(err, exit.StaleTransition):
+		d.s.log.Warn("a task changed under the supervisor", "task", t.t.Code, "error", err)
+		return d.reload(ctx, t)
 	case err != nil:
 		return err
 	case !a.nextCheck.IsZero():

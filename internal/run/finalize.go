@@ -12,9 +12,15 @@ import (
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
-// finalize ends the dispatcher's run.
+// finalize ends the dispatcher's run. A run someone else ended meanwhile,
+// such as an operator's cancel, keeps that ending.
 func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
 	out, err := d.s.finish(d.records, d.g, d.run, d.owner, strings.Join(d.bypassed, "; "))
+	if exit.Is(err, exit.StaleTransition) {
+		if ended, _, cerr := d.check(d.records); cerr == nil && ended != "" {
+			return d.endedElsewhere(out, ended)
+		}
+	}
 	if err != nil {
 		return out, d.abandon(err)
 	}

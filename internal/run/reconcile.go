@@ -196,7 +196,7 @@ func (s *Supervisor) policyFor(ctx context.Context, graphs map[string]*pipeline.
 	if g == nil || g.TaskByID(taskID) == nil {
 		return Policy{}, false
 	}
-	p, err := PolicyOf(g, g.TaskByID(taskID), s.opts.Defaults)
+	p, err := s.policyOf(g, g.TaskByID(taskID))
 	return p, err == nil
 }
 

@@ -103,6 +103,9 @@ type Supervisor struct {
 	log  *slog.Logger
 	// renewEvery is how often leases are renewed: RenewEvery.
 	renewEvery time.Duration
+	// cancelPoll is how often a running attempt looks whether it was
+	// cancelled: CancelPoll.
+	cancelPoll time.Duration
 }
 
 // New returns a supervisor.
@@ -116,10 +119,7 @@ func New(opts Options) *Supervisor {
 	if opts.AttemptLogLevel == nil {
 		opts.AttemptLogLevel = slog.LevelInfo
 	}
-	if opts.Remote {
-		opts.Defaults.Retries = 0
-	}
-	s := &Supervisor{opts: opts, log: opts.Logger, renewEvery: RenewEvery}
+	s := &Supervisor{opts: opts, log: opts.Logger, renewEvery: RenewEvery, cancelPoll: CancelPoll}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -205,11 +205,21 @@ func (s *Supervisor) load(ctx context.Context, code string) (*pipeline.Graph, ma
 	}
 	policies := make(map[int64]Policy, len(g.Tasks))
 	for _, t := range g.Tasks {
-		if policies[t.ID], err = PolicyOf(g, t, s.opts.Defaults); err != nil {
+		if policies[t.ID], err = s.policyOf(g, t); err != nil {
 			return nil, nil, err
 		}
 	}
 	return g, policies, nil
+}
+
+// policyOf is the task's policy (PolicyOf); in remote mode retries are the
+// orchestrator's, so it has none.
+func (s *Supervisor) policyOf(g *pipeline.Graph, t *pipeline.Task) (Policy, error) {
+	p, err := PolicyOf(g, t, s.opts.Defaults)
+	if s.opts.Remote {
+		p.Retries = 0
+	}
+	return p, err
 }
 
 // beforeRun makes the checks of every run command before it binds to a

@@ -129,7 +129,7 @@ type bound struct {
 func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, st start) (bound, error) {
 	var b bound
 	queued := false
-	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
+	bind := func(tx *wtx) error {
 		r, found, err := s.findRun(ctx, tx, g, st)
 		if err != nil {
 			return err
@@ -194,7 +194,12 @@ func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, st start) (
 		}
 		b.run.Owner = st.owner
 		return nil
-	})
+	}
+	err := inTx(ctx, s.opts.DB, bind)
+	if exit.Is(err, exit.StaleTransition) {
+		// Another process created or took a run meanwhile: look again.
+		err = inTx(ctx, s.opts.DB, bind)
+	}
 	if err != nil || !queued {
 		return b, err
 	}
@@ -301,6 +306,16 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 				return err
 			}
 			if !o.Pass {
+				// A run of the pipeline started meanwhile keeps this one
+				// QUEUED, as admitting it would.
+				other, err := activeRunOf(db, tx, g.Pipeline.ID)
+				if err != nil {
+					return exit.Wrap(exit.EngineDB, err, "could not read %s", runsTable)
+				}
+				if other != 0 {
+					return stale(runsTable, r.ID, "end", "no other IN-PROGRESS run of the pipeline",
+						fmt.Sprintf("another process started pipeline_run_id=%d", other))
+				}
 				return endQueuedRun(db, tx, r.ID, RunSkipped, time.Now())
 			}
 			if err := gate.RecordBypass(db, tx.Tx, g.Pipeline.ID, r.ID, 0, o.BypassReason(), now); err != nil {
@@ -326,7 +341,7 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 		return b, exit.Errorf(exit.RunState,
 			"pipeline %s: another process started pipeline_run_id=%d while this one was checking the pipeline's dependencies; that run is left as it is",
 			g.Pipeline.Code, r.ID)
-	case exit.Is(err, exit.StaleTransition) && o.Pass:
+	case exit.Is(err, exit.StaleTransition):
 		other, _ := activeRunOf(db, s.opts.DB, g.Pipeline.ID)
 		return b, exit.Errorf(exit.RunState,
 			"pipeline %s: another process started pipeline_run_id=%d while this one was checking the pipeline's dependencies; pipeline_run_id=%d stays QUEUED: select it with --run-id to resume it",

@@ -38,23 +38,12 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 		return Outcome{}, exit.Errorf(exit.RunRefused,
 			"--force is only allowed in local mode: in remote mode run --task_code already runs the task whenever the orchestrator says")
 	}
-	g, policies, err := s.load(ctx, req.PipelineCode)
-	if err != nil {
-		return Outcome{}, err
-	}
-	t, err := g.FindTask(req.TaskCode)
-	if err != nil {
-		return Outcome{}, err
-	}
-	out := Outcome{PipelineCode: g.Pipeline.Code, TaskCode: t.Code}
-	if paused, err := s.beforeRun(ctx, g, []*pipeline.Task{t}, &out); paused || err != nil {
+	out := Outcome{PipelineCode: req.PipelineCode, TaskCode: req.TaskCode}
+	c, paused, err := s.prepareTask(ctx, req, &out)
+	if paused || err != nil {
 		return out, err
 	}
-	r, err := s.selectDated(ctx, g, req)
-	if err != nil {
-		return out, err
-	}
-	out.RunID = r.ID
+	g, policies, t, r := c.g, c.policies, c.t, c.r
 	if s.opts.Remote {
 		return s.runForOrchestrator(ctx, g, policies[t.ID], t, r, out)
 	}
@@ -121,6 +110,34 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 		}
 	}
 	return out, nil
+}
+
+// taskCommand is what a command about one task of a run works on.
+type taskCommand struct {
+	g        *pipeline.Graph
+	policies map[int64]Policy
+	t        *pipeline.Task
+	r        runRow
+}
+
+// prepareTask loads the pipeline and its task, makes the checks before a
+// run (beforeRun: paused is set, and out says so, when the pipeline is
+// paused) and selects the run, recording the pipeline and the run in out.
+func (s *Supervisor) prepareTask(ctx context.Context, req Request, out *Outcome) (c taskCommand, paused bool, err error) {
+	if c.g, c.policies, err = s.load(ctx, req.PipelineCode); err != nil {
+		return c, false, err
+	}
+	if c.t, err = c.g.FindTask(req.TaskCode); err != nil {
+		return c, false, err
+	}
+	out.PipelineCode = c.g.Pipeline.Code
+	if paused, err = s.beforeRun(ctx, c.g, []*pipeline.Task{c.t}, out); paused || err != nil {
+		return c, paused, err
+	}
+	if c.r, err = s.selectDated(ctx, c.g, req); err == nil {
+		out.RunID = c.r.ID
+	}
+	return c, false, err
 }
 
 // selectDated selects the run of a single-task command (see selectRun); a
@@ -262,7 +279,7 @@ func (s *Supervisor) runForOrchestrator(ctx context.Context, g *pipeline.Graph, 
 		}
 		r.Status, r.Owner = RunInProgress, ""
 	}
-	res, err := s.runAttempts(ctx, slot{run: r, g: g, task: t, policy: p, queued: row.queued})
+	res, err := s.runAttempts(ctx, slot{run: r, g: g, task: t, policy: p, again: true, queued: row.queued})
 	if err != nil {
 		return out, err
 	}

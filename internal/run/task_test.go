@@ -190,11 +190,16 @@ func TestFaultPointsAroundAnAttempt(t *testing.T) {
 	})
 }
 
+// CH11: the run's ending and what it consumes commit together.
 func TestFinalizationFaultsLeaveTheRunInProgress(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
+		f.b.Pipeline("UP", "FULL")
+		f.task("UP", "publish", "succeed")
+		up := f.runPipeline("UP")
 		f.b.Pipeline("P", "FULL")
 		f.task("P", "a", "succeed")
+		f.b.PipelineDep("P", "UP", pipeline.Success)
 		f.b.Exec("UPDATE CFG_PIPELINES SET SLA_IN_HOURS = 1")
 		for _, point := range []string{"pipeline.after_insert", "pipeline.before_consumption", "pipeline.after_consumption"} {
 			t.Setenv(fault.Variable, point)
@@ -202,20 +207,51 @@ func TestFinalizationFaultsLeaveTheRunInProgress(t *testing.T) {
 			wantCode(t, err, exit.InjectedFault, point)
 		}
 		t.Setenv(fault.Variable, "")
-		if ids := f.runIDs("P"); len(ids) != 1 {
+		ids := f.runIDs("P")
+		if len(ids) != 1 {
 			t.Fatalf("runs %v", ids)
 		}
 		var end, sla any
-		f.scalar(&end, "SELECT END_DATE FROM AUD_PIPELINES_RUN_LOG")
-		f.scalar(&sla, "SELECT SLA_STATUS FROM AUD_PIPELINES_RUN_LOG")
-		if end != nil || sla != nil {
-			t.Fatalf("a failed finalization left END_DATE %v SLA %v", end, sla)
+		f.scalar(&end, "SELECT END_DATE FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", ids[0])
+		f.scalar(&sla, "SELECT SLA_STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", ids[0])
+		if end != nil || sla != nil || len(f.consumed("P")) != 0 {
+			t.Fatalf("a failed finalization left END_DATE %v SLA %v consumed %v", end, sla, f.consumed("P"))
 		}
 		out := f.runPipeline("P")
 		var slaStatus string
-		f.scalar(&slaStatus, "SELECT SLA_STATUS FROM AUD_PIPELINES_RUN_LOG")
-		if out.Status != RunSuccess || slaStatus != "MET" || fmtList(f.attempts(out.RunID, "a")) != "[SUCCESS]" {
-			t.Fatalf("%q %s", out.String(), slaStatus)
+		f.scalar(&slaStatus, "SELECT SLA_STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", out.RunID)
+		if out.Status != RunSuccess || slaStatus != "MET" || fmtList(f.attempts(out.RunID, "a")) != "[SUCCESS]" ||
+			fmtList(f.consumed("P")) != fmt.Sprintf("[%d/1]", up.RunID) {
+			t.Fatalf("%q %s %v", out.String(), slaStatus, f.consumed("P"))
+		}
+	})
+}
+
+// CH12: an attempt's success and what its task consumes commit together: a
+// fault between them records the attempt FAILED and consumes nothing; the
+// next attempt, admitted again, consumes once.
+func TestAttemptConsumptionFaults(t *testing.T) {
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		f := newFixture(t, db)
+		f.b.Pipeline("UP", "FULL")
+		f.task("UP", "publish", "succeed")
+		up := f.runPipeline("UP")
+		f.b.Pipeline("DOWN", "FULL")
+		f.task("DOWN", "load", "succeed")
+		f.b.Dep("DOWN", "load", "UP", "publish", pipeline.Success)
+		run := f.openRun("DOWN")
+		for _, point := range []string{"runner.before_consumption", "attempt.after_consumption"} {
+			t.Setenv(fault.Variable, point)
+			out := f.runTask(Request{PipelineCode: "DOWN", TaskCode: "load"})
+			if out.Status != TaskFailed || out.Detail != "injected fault at "+point || len(f.consumed("DOWN")) != 0 {
+				t.Fatalf("%s: %q %v", point, out.String(), f.consumed("DOWN"))
+			}
+		}
+		t.Setenv(fault.Variable, "")
+		out := f.runTask(Request{PipelineCode: "DOWN", TaskCode: "load"})
+		if out.Status != TaskSuccess || fmtList(f.attempts(run, "load")) != "[FAILED FAILED SUCCESS]" ||
+			fmtList(f.consumed("DOWN")) != fmt.Sprintf("[%d/1]", up.RunID) {
+			t.Fatalf("%q %v %v", out.String(), f.attempts(run, "load"), f.consumed("DOWN"))
 		}
 	})
 }

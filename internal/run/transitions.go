@@ -503,6 +503,26 @@ func lockRun(ctx context.Context, tx *wtx, runID int64, status, action string) e
 // Attempts.
 // ---------------------------------------------------------------------------
 
+// unsettledTask checks that the task's summary under the run, if it has
+// one, has not ended SUCCESS or SKIPPED: a first attempt is not queued over
+// a task that was settled (by an operator's mark, say) after the
+// supervisor last read it.
+func unsettledTask(ctx context.Context, tx *wtx, runID, taskID int64) error {
+	var status string
+	err := tx.QueryRowContext(ctx, "SELECT STATUS FROM AUD_TASK_RUN_LOG WHERE TASK_ID = $1 AND PIPELINE_RUN_ID = $2",
+		taskID, runID).Scan(&status)
+	switch {
+	case engine.IsNoRows(err):
+		return nil
+	case err != nil:
+		return exit.Wrap(exit.EngineDB, err, "could not read the task run of task_id=%d", taskID)
+	case status == TaskSuccess || status == TaskSkipped:
+		return exit.Errorf(exit.StaleTransition, "%s: cannot queue task_id=%d under pipeline_run_id=%d: expected no settled task run, found status %s",
+			taskRunsTable, taskID, runID, status)
+	}
+	return nil
+}
+
 // queued is an attempt just queued.
 type queued struct {
 	TaskRunID int64

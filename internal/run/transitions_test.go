@@ -675,7 +675,9 @@ func TestMissingRowsAndInvalidTargetsAreRefused(t *testing.T) {
 			"finish": func(ctx context.Context, tx *wtx, now time.Time) error {
 				return finishAttempt(ctx, tx, 9999, "o", okOutcome, now)
 			},
-			"cancel": func(ctx context.Context, tx *wtx, now time.Time) error { return stopAttempt(ctx, tx, 9999, AttemptCancelled, "x", now) },
+			"cancel": func(ctx context.Context, tx *wtx, now time.Time) error {
+				return stopAttempt(ctx, tx, 9999, AttemptCancelled, "x", now)
+			},
 			"run": func(ctx context.Context, tx *wtx, now time.Time) error {
 				return finishRun(ctx, tx, 9999, "o", runEnding{Status: RunSuccess}, now)
 			},

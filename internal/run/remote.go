@@ -1,0 +1,220 @@
+package run
+
+// The steps an orchestrator runs a pipeline with: run --init-only, one run
+// --task_code per task (RunTask), and run --finalize-only. In remote mode
+// (Options.Remote) the orchestrator is the only source of truth: its DAG
+// holds every scheduling rule, so etl-craft judges no dependency and no
+// gate, and init refuses the rules an orchestrator cannot express.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+)
+
+// NotRunByOrchestrator is why --finalize-only records a task the
+// orchestrator never ran SKIPPED.
+const NotRunByOrchestrator = "not run by the orchestrator"
+
+// lostByOrchestrator is why --finalize-only records a task still
+// IN-PROGRESS FAILED: the orchestrator waits for every task before it
+// finalizes, so that task's process ended without recording an outcome.
+const lostByOrchestrator = "still IN-PROGRESS when the orchestrator finalized the run: its run --task_code process ended without recording an outcome"
+
+// InitRun starts or resumes the pipeline's run without running a task (run
+// --init-only, an orchestrator's first step), and leaves it IN-PROGRESS with
+// no owner for the task steps. In local mode a new run passes its pipeline
+// gate first, and may end SKIPPED. In remote mode the rules an orchestrator
+// cannot express are refused first (exit 18), no gate is judged, a run
+// created with a key is an ORCHESTRATOR run, and a run selected by key that
+// had ended is reopened (the orchestrator cleared an old DAG run).
+func (s *Supervisor) InitRun(ctx context.Context, req Request) (Outcome, error) {
+	g, _, err := s.load(ctx, req.PipelineCode)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{PipelineCode: g.Pipeline.Code}
+	if s.opts.Remote {
+		if rules := RemoteUnsupported(g, s.opts.GlobalDAG); len(rules) > 0 {
+			return out, exit.Errorf(exit.RemoteUnsupported,
+				"%s has %d rule(s) the remote orchestrator cannot express, so remote mode cannot apply them: %s",
+				g.Pipeline.Code, len(rules), strings.Join(rules, " | "))
+		}
+	}
+	if paused, err := s.beforeRun(ctx, g, g.Tasks, &out); paused || err != nil {
+		return out, err
+	}
+	st := start{req: req, gated: !s.opts.Remote, kind: TriggerManual, key: req.RunKey, date: req.RunDate}
+	if s.opts.Remote {
+		st.reopen = "the orchestrator initialized its run again"
+		if req.RunKey != "" {
+			st.kind = TriggerOrchestrator
+		}
+	}
+	b, err := s.bindRun(ctx, g, st)
+	if err != nil {
+		return out, err
+	}
+	if out, done := s.gateOutcome(ctx, g, b); done {
+		return out, nil
+	}
+	out.RunID, out.Status = b.run.ID, RunInProgress
+	return out, nil
+}
+
+// FinalizeRun ends the selected run from its tasks' statuses (run
+// --finalize-only, an orchestrator's last step); the run must be IN-PROGRESS
+// (exit 9 otherwise). In remote mode the orchestrator's decisions are
+// recorded first: a task it never ran is SKIPPED (NotRunByOrchestrator), a
+// task still IN-PROGRESS is FAILED. In local mode the tasks that can never
+// run are recorded SKIPPED as a run would, and nothing is started.
+func (s *Supervisor) FinalizeRun(ctx context.Context, req Request) (Outcome, error) {
+	g, policies, err := s.load(ctx, req.PipelineCode)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{PipelineCode: g.Pipeline.Code}
+	r, err := s.selectDated(ctx, g, req)
+	if err != nil {
+		return out, err
+	}
+	out.RunID = r.ID
+	if r.Status != RunInProgress {
+		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is %s; expected IN-PROGRESS to finalize", g.Pipeline.Code, r.ID, r.Status)
+	}
+	owner := NewOwner()
+	b, err := s.bindRun(ctx, g, start{req: Request{RunID: r.ID}, owner: owner})
+	if err != nil {
+		return out, err
+	}
+	if !s.opts.Remote {
+		d := s.dispatcher(g, policies, b.run, owner)
+		d.startNothing = true
+		return d.supervise(ctx)
+	}
+	note, err := s.recordOrchestrated(ctx, g, b.run)
+	if err == nil {
+		out, err = s.finish(ctx, g, b.run, owner, note)
+	}
+	if err != nil {
+		if rerr := inTx(context.WithoutCancel(ctx), s.opts.DB, func(tx *wtx) error { return releaseRun(ctx, tx, r.ID, owner) }); rerr != nil {
+			s.log.Warn("could not release the run", "pipeline_run_id", r.ID, "error", rerr)
+		}
+	}
+	return out, err
+}
+
+// recordOrchestrated records what the orchestrator decided about the tasks
+// it left unfinished, and returns the note for the run's summary naming the
+// tasks it never ran.
+func (s *Supervisor) recordOrchestrated(ctx context.Context, g *pipeline.Graph, r runRow) (string, error) {
+	var notRun []string
+	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
+		notRun = nil
+		rows, err := loadTaskRuns(ctx, tx, r.ID)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		for _, t := range g.Tasks {
+			row, ok := rows[t.ID]
+			switch {
+			case !ok:
+				if _, err := skipTask(ctx, tx, r.ID, t.ID, NotRunByOrchestrator, now); err != nil {
+					return err
+				}
+				notRun = append(notRun, t.Code)
+			case row.attemptStatus != "":
+				if err := stopAttempt(ctx, tx, row.queued.AttemptID, AttemptFailed, lostByOrchestrator, now); err != nil {
+					return err
+				}
+				s.log.Error("task failed: "+lostByOrchestrator, "task", t.Code, "pipeline_run_id", r.ID)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(notRun) == 0 {
+		return "", err
+	}
+	return NotRunByOrchestrator + ": " + strings.Join(notRun, ", "), nil
+}
+
+// RemoteUnsupported lists the rules of the pipeline an orchestrator cannot
+// express, one line each naming where the rule is, the rule and the remedy:
+// RUN_CONDITION N (a trigger rule waits for all or one of the upstream
+// steps), a HAS_DATA dependency (an orchestrator sees whether a step
+// succeeded, not whether it wrote rows), a task whose dependencies have
+// different types (one trigger rule covers every upstream step; a
+// dependency on another pipeline's task is a sensor, which counts as
+// SUCCESS), and with globalDAG a pipeline whose dependencies on other
+// pipelines have different types.
+func RemoteUnsupported(g *pipeline.Graph, globalDAG bool) []string {
+	const local = "or run the pipeline in local mode (Orchestration.Mode: local), where etl-craft applies it"
+	code := g.Pipeline.Code
+	var out []string
+	for _, t := range g.Tasks {
+		where := code + "." + t.Code
+		if t.RunCondition == pipeline.N {
+			out = append(out, fmt.Sprintf("%s: RUN_CONDITION = 'N' (RUN_CONDITION_COUNT = %d): an orchestrator's trigger rule waits for all or one of the upstream steps; use 'ALL' or 'ANY', %s",
+				where, t.RunConditionCount, local))
+		}
+		kinds := map[string]string{}
+		for _, d := range t.Deps {
+			kind := d.Type
+			if d.Type == pipeline.HasData {
+				out = append(out, fmt.Sprintf("%s: depends on %s with DEPENDENCY_TYPE = 'HAS_DATA': an orchestrator sees whether a step succeeded, not whether it wrote rows; use 'SUCCESS', %s",
+					where, d.Label(), local))
+				kind = pipeline.Success
+			}
+			if d.CrossPipeline {
+				kind = pipeline.Success
+			}
+			kinds[d.Label()] = kind
+		}
+		if distinct(kinds) > 1 {
+			out = append(out, fmt.Sprintf("%s: its dependencies have different types (%s): an orchestrator applies one trigger rule to every upstream step; give them one DEPENDENCY_TYPE or split the task, %s",
+				where, listKinds(kinds), local))
+		}
+	}
+	kinds := map[string]string{}
+	for _, d := range g.PipelineDeps {
+		if d.Type == pipeline.HasData {
+			out = append(out, fmt.Sprintf("%s: depends on pipeline %s with DEPENDENCY_TYPE = 'HAS_DATA': an orchestrator sees whether a DAG run succeeded, not whether it wrote rows; use 'SUCCESS', %s",
+				code, d.Upstream, local))
+			continue
+		}
+		kinds[d.Upstream] = d.Type
+	}
+	if globalDAG && distinct(kinds) > 1 {
+		out = append(out, fmt.Sprintf("%s: its dependencies on other pipelines have different types (%s) and Global_dag is on: the global DAG applies one trigger rule to every upstream pipeline; give them one DEPENDENCY_TYPE or turn Global_dag off, %s",
+			code, listKinds(kinds), local))
+	}
+	return out
+}
+
+// distinct counts the different values of the map.
+func distinct(m map[string]string) int {
+	seen := map[string]bool{}
+	for _, v := range m {
+		seen[v] = true
+	}
+	return len(seen)
+}
+
+// listKinds writes "upstream: TYPE" pairs in upstream order.
+func listKinds(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = k + ": " + m[k]
+	}
+	return strings.Join(keys, ", ")
+}
