@@ -13,9 +13,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/handler"
-	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
-	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -215,7 +213,7 @@ func (a *app) supervisor(cfg *config.Config, db *engine.DB) (*run.Supervisor, fu
 		GateWait:   time.Duration(o.GateWaitMinutes) * time.Minute,
 		Remote:     o.Mode == config.ModeRemote,
 		GlobalDAG:  o.GlobalDAG,
-		Handlers:   handler.Registry{pipeline.HandlerSQL: sqltask.New()},
+		Handlers:   handlers(),
 		EngineState: func(t *handler.Task) handler.EngineState {
 			return handler.NewEngineState(db, t.PipelineID, t.PipelineRunID)
 		},
@@ -238,6 +236,9 @@ func (a *app) supervisor(cfg *config.Config, db *engine.DB) (*run.Supervisor, fu
 		opts.Warehouse = shared
 		closeAll = func() { shared.Close() }
 		opts.Hooks = a.afterRunHooks(cfg, db, shared)
+		if cfg.Cloning.Effective() {
+			opts.CloneSchema = wopts.Schema
+		}
 	}
 	return run.New(opts), closeAll
 }

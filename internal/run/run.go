@@ -69,6 +69,9 @@ type Options struct {
 	GlobalDAG bool
 	// Hooks run, in order, after a run ends.
 	Hooks []Hook
+	// CloneSchema is the warehouse schema the after-run clone writes into,
+	// "" when cloning is off: every run's connection test checks it exists.
+	CloneSchema string
 	// Logger receives the supervisor's records; nil discards them.
 	Logger *slog.Logger
 }
@@ -78,8 +81,9 @@ type Warehouses interface {
 	// Acquire returns the warehouse for one attempt's writes and the
 	// function that gives it back.
 	Acquire(ctx context.Context) (warehouse.Warehouse, func(), error)
-	// Check tests the connection before a run starts.
-	Check(ctx context.Context) error
+	// Check tests the connection before a run starts and, when schema is
+	// not empty, that the schema exists.
+	Check(ctx context.Context, schema string) error
 }
 
 // Hook is work done after a run ends, such as cloning the Engine DB. A
@@ -247,7 +251,7 @@ func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*
 // preflight tests the warehouse connection when a task needs the warehouse.
 // A failure is a connection-test error (exit 11), before anything is recorded.
 func (s *Supervisor) preflight(ctx context.Context, tasks []*pipeline.Task) error {
-	needs := false
+	needs := s.opts.CloneSchema != ""
 	for _, t := range tasks {
 		if t.Handler == pipeline.HandlerSQL || t.Handler == pipeline.HandlerBusinessRules {
 			needs = true
@@ -260,7 +264,7 @@ func (s *Supervisor) preflight(ctx context.Context, tasks []*pipeline.Task) erro
 		return exit.Errorf(exit.Configuration,
 			"warehouse: the pipeline has SQL or BUSINESS_RULES tasks but craft-connector.yml has no Warehouse section: add one")
 	}
-	if err := s.opts.Warehouse.Check(ctx); err != nil {
+	if err := s.opts.Warehouse.Check(ctx, s.opts.CloneSchema); err != nil {
 		return exit.Wrap(exit.ConnectionTest, err, "warehouse")
 	}
 	return nil

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"context"
 	"sync"
 	"time"
@@ -110,9 +111,10 @@ func (s *SharedWarehouse) closeLocked() error {
 	return err
 }
 
-// Check tests the connection. A DuckDB file is not tested: opening it would
-// take it from the process that writes it.
-func (s *SharedWarehouse) Check(ctx context.Context) error {
+// Check tests the connection and, when schema is not empty, that the
+// schema exists. A DuckDB file is not tested: opening it would take it from
+// the process that writes it.
+func (s *SharedWarehouse) Check(ctx context.Context, schema string) error {
 	if s.opts.Kind == warehouse.DuckDB {
 		return nil
 	}
@@ -121,7 +123,21 @@ func (s *SharedWarehouse) Check(ctx context.Context) error {
 		return err
 	}
 	defer release()
-	return w.Ping(ctx)
+	if err := w.Ping(ctx); err != nil {
+		return err
+	}
+	if schema == "" {
+		return nil
+	}
+	ok, err := w.SchemaExists(ctx, schema)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("the Warehouse schema %s.%s, which cloning copies the Engine DB into, does not exist; create it first — etl-craft does not create warehouse schemas",
+			w.Catalog(), schema)
+	}
+	return nil
 }
 
 // Close closes the warehouse when it is open.

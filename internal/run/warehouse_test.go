@@ -130,7 +130,7 @@ func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
 		first, second := NewSharedWarehouse(db, opts), NewSharedWarehouse(db, opts)
 		defer first.Close()
 		defer second.Close()
-		if err := first.Check(context.Background()); err != nil {
+		if err := first.Check(context.Background(), "main"); err != nil {
 			t.Fatalf("a DuckDB file is not tested: %v", err)
 		}
 		_, release, err := first.Acquire(context.Background())
@@ -154,4 +154,21 @@ func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
 		}
 		done()
 	})
+}
+
+func TestTheConnectionTestChecksTheCloneSchema(t *testing.T) {
+	db := pipelinetest.DB(t, engine.SQLite)
+	shared := NewSharedWarehouse(db, pgWarehouseOptions(t, enginetest.NewPGDatabase(t)))
+	defer shared.Close()
+	ctx := context.Background()
+	if err := shared.Check(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := shared.Check(ctx, "public"); err != nil {
+		t.Fatal(err)
+	}
+	err := shared.Check(ctx, "etl_mirrors")
+	if err == nil || !strings.Contains(err.Error(), ".etl_mirrors, which cloning copies the Engine DB into, does not exist") {
+		t.Fatalf("missing clone schema: %v", err)
+	}
 }
