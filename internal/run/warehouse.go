@@ -1,8 +1,8 @@
 package run
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
