@@ -34,15 +34,13 @@ type app struct {
 // commands returns every subcommand, in the order `--help` lists them.
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
+		a.quickstartCommand(),
 		a.runCommand(),
 		a.markCommand(),
 		a.cancelCommand(),
 		a.reconcileCommand(),
-		a.initDBCommand(),
-		a.migrateCommand(),
-		a.doctorCommand(),
-		a.setupCommand(),
-		a.quickstartCommand(),
+		a.rehashCommand(),
+		a.upgradeTargetsCommand(),
 		a.pauseCommand(),
 		a.resumeCommand(),
 		a.listCommand(),
@@ -53,8 +51,10 @@ func (a *app) commands() []*cobra.Command {
 		a.auditCommand(),
 		a.cloneCommand(),
 		a.validateCommand(),
-		a.rehashCommand(),
-		a.upgradeTargetsCommand(),
+		a.doctorCommand(),
+		a.setupCommand(),
+		a.initDBCommand(),
+		a.migrateCommand(),
 	}
 }
 

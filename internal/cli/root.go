@@ -89,6 +89,8 @@ func (a *app) rootCommand() *cobra.Command {
 		},
 	}
 	root.SetVersionTemplate("etl-craft {{.Version}}\n")
+	// --help lists the commands in the order of commands(), not alphabetically.
+	cobra.EnableCommandSorting = false
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configFlag, "config", "", "path of craft-connector.yml (default: $ETL_CRAFT_CONFIG, then an upward search)")
 	pf.StringVar(&a.logLevel, "log-level", "INFO", "DEBUG, INFO, WARNING or ERROR")
