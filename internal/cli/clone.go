@@ -24,24 +24,17 @@ func (a *app) cloneCommand() *cobra.Command {
 			"table and the database's message.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, err := a.acting(cmd.Context())
+			s, err := a.openSession(cmd)
 			if err != nil {
 				return err
 			}
-			cfg, err := a.loadConfig()
+			defer s.db.Close()
+			ctx, db := s.ctx, s.db
+			wopts := warehouseOptions(s.cfg)
+			opts, err := clone.FromConfig(s.cfg, wopts)
 			if err != nil {
 				return err
 			}
-			wopts := warehouseOptions(cfg)
-			opts, err := clone.FromConfig(cfg, wopts)
-			if err != nil {
-				return err
-			}
-			db, err := a.openEngine(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
 			a.record(ctx, db, cmd, "", "")
 
 			src := run.NewSharedWarehouse(db, *wopts)

@@ -53,32 +53,24 @@ func (a *app) rehashCommand() *cobra.Command {
 // held as the only writer where the warehouse has one writer at a time.
 // A command that changes something (writes) records its request.
 func (a *app) withWarehouse(cmd *cobra.Command, writes bool, fn func(ctx context.Context, db *engine.DB, w warehouse.Warehouse) error) error {
-	ctx, err := a.acting(cmd.Context())
+	s, err := a.openSession(cmd)
 	if err != nil {
 		return err
 	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	wopts := warehouseOptions(cfg)
+	defer s.db.Close()
+	wopts := warehouseOptions(s.cfg)
 	if wopts == nil {
 		return exit.Errorf(exit.Configuration, "%s needs the warehouse: add a Warehouse section to %s", cmd.Name(), config.FileName)
 	}
-	db, err := a.openEngine(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	if writes {
-		a.record(ctx, db, cmd, "", "")
+		a.record(s.ctx, s.db, cmd, "", "")
 	}
-	shared := run.NewSharedWarehouse(db, *wopts)
+	shared := run.NewSharedWarehouse(s.db, *wopts)
 	defer shared.Close()
-	w, release, err := shared.Acquire(ctx)
+	w, release, err := shared.Acquire(s.ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return fn(ctx, db, w)
+	return fn(s.ctx, s.db, w)
 }
