@@ -32,31 +32,43 @@ const mirrorSchema = "etl_craft"
 type target struct {
 	kind warehouse.Kind
 	opts warehouse.Options
+	url  string // a PostgreSQL warehouse's URL, with its password
 	src  *run.SharedWarehouse
 }
 
 // newTarget creates the warehouse; db holds its writer lock.
 func newTarget(t testing.TB, db *engine.DB, kind warehouse.Kind) *target {
 	t.Helper()
-	opts := warehouse.Options{Kind: kind, Schema: mirrorSchema}
+	tg := &target{kind: kind}
 	if kind == warehouse.DuckDB {
-		opts.Path = filepath.Join(t.TempDir(), "lake.duckdb")
+		tg.opts = warehouse.Options{Kind: kind, Schema: mirrorSchema, Path: filepath.Join(t.TempDir(), "lake.duckdb")}
 	} else {
-		u, err := url.Parse(enginetest.NewPGDatabase(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		port, _ := strconv.Atoi(u.Port())
-		pw, _ := u.User.Password()
-		opts.Host, opts.Port, opts.Database = u.Hostname(), port, strings.TrimPrefix(u.Path, "/")
-		opts.User, opts.AuthMode = u.User.Username(), warehouse.AuthPassword
-		opts.Params = map[string]string{"sslmode": "disable"}
-		opts.Password = func() (string, error) { return pw, nil }
+		tg.url = enginetest.NewPGDatabase(t)
+		tg.opts = pgOptions(t, tg.url)
 	}
-	tg := &target{kind: kind, opts: opts, src: run.NewSharedWarehouse(db, opts)}
+	tg.src = run.NewSharedWarehouse(db, tg.opts)
 	t.Cleanup(func() { tg.src.Close() })
 	tg.exec(t, "CREATE SCHEMA "+mirrorSchema)
 	return tg
+}
+
+// pgOptions returns the options of the PostgreSQL warehouse database at
+// rawURL, with mirrorSchema as its schema.
+func pgOptions(t testing.TB, rawURL string) warehouse.Options {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	pw, _ := u.User.Password()
+	return warehouse.Options{
+		Kind: warehouse.Postgres, Schema: mirrorSchema,
+		Host: u.Hostname(), Port: port, Database: strings.TrimPrefix(u.Path, "/"),
+		User: u.User.Username(), AuthMode: warehouse.AuthPassword,
+		Params:   map[string]string{"sslmode": "disable"},
+		Password: func() (string, error) { return pw, nil },
+	}
 }
 
 // eachTarget runs body on a fresh initialized Engine DB of each dialect

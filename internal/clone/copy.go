@@ -86,15 +86,8 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 	if _, err := tx.Exec(ctx, c.w.Truncate(mirror)); err != nil {
 		return Table{}, err
 	}
-	rs, err := c.db.QueryContext(ctx, selectQuery(c.src, name, cols))
-	if err != nil {
-		return Table{}, fmt.Errorf("reading the Engine DB table: %w", err)
-	}
-	defer rs.Close()
-	rows := stream(ctx, rs, cols, func(n int64) {
-		c.report(Progress{Table: out.Engine, Mirror: mirror.Full(), Rows: n})
-	})
-	if out.Rows, err = tx.BulkLoad(ctx, mirror, p.load, rows); err != nil {
+	progress := func(n int64) { c.report(Progress{Table: out.Engine, Mirror: mirror.Full(), Rows: n}) }
+	if out.Rows, err = c.load(ctx, tx, selectQuery(c.src, name, cols), cols, mirror, p.load, progress); err != nil {
 		return Table{}, err
 	}
 	if err := fault.Point("clone.after_rows"); err != nil {
@@ -108,6 +101,25 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 	}
 	c.report(Progress{Table: out.Engine, Mirror: mirror.Full(), Rows: out.Rows, Done: true})
 	return out, nil
+}
+
+// load writes the rows of query, whose columns are cols, into the load
+// columns of mirror in the open transaction tx, and returns how many it
+// wrote. Between two PostgreSQL servers the rows go from one COPY to the
+// other as text; otherwise they are read in batches and bulk loaded.
+func (c *copier) load(ctx context.Context, tx warehouse.Tx, query string, cols []column,
+	mirror warehouse.Table, load []warehouse.Column, progress func(rows int64)) (int64, error) {
+	if tc, ok := warehouse.TextCopierOf(tx); ok {
+		if ts, ok := c.src.(textSource); ok {
+			return copyText(ctx, c.db, ts, query, tc, mirror, load, progress)
+		}
+	}
+	rs, err := c.db.QueryContext(ctx, query)
+	if err != nil {
+		return 0, fmt.Errorf("reading the Engine DB table: %w", err)
+	}
+	defer rs.Close()
+	return tx.BulkLoad(ctx, mirror, load, stream(ctx, rs, cols, progress))
 }
 
 // alter runs a mirror's DDL in a transaction of its own, before the rows are

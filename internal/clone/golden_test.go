@@ -137,6 +137,9 @@ func TestGoldenEngineReads(t *testing.T) {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&b, "-- %s, %s\n%s;\n\n", kind.Label(), displayName(name), selectQuery(src, name, cols))
+			if _, ok := src.(textSource); ok {
+				fmt.Fprintf(&b, "-- %s, %s, into a PostgreSQL warehouse\n%s;\n\n", kind.Label(), displayName(name), copyOutStatement(selectQuery(src, name, cols)))
+			}
 		}
 	}
 	checkGolden(t, "engine_reads", b.String())

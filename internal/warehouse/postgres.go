@@ -2,10 +2,13 @@ package warehouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -76,11 +79,7 @@ func postgresCopy(ctx context.Context, tx *sqlTx, t Table, cols []Column, rows R
 	next, stop := pull(cols, rows)
 	defer stop()
 	var loaded int64
-	err := tx.conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("the PostgreSQL driver connection is a %T", dc)
-		}
+	err := withPgx(tx, func(conn *pgx.Conn) error {
 		src := pgx.CopyFromFunc(func() ([]any, error) {
 			row, err := next()
 			if row == nil || err != nil {
@@ -91,11 +90,89 @@ func postgresCopy(ctx context.Context, tx *sqlTx, t Table, cols []Column, rows R
 			}
 			return row, nil
 		})
-		n, err := sc.Conn().CopyFrom(ctx, pgx.Identifier{tx.w.Fold(t.Schema), t.Name}, names, src)
+		n, err := conn.CopyFrom(ctx, pgx.Identifier{tx.w.Fold(t.Schema), t.Name}, names, src)
 		loaded = n
 		return err
 	})
 	return loaded, err
+}
+
+// withPgx runs fn with the pgx connection under the transaction's own
+// database/sql connection.
+func withPgx(tx *sqlTx, fn func(conn *pgx.Conn) error) error {
+	return tx.conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("the PostgreSQL driver connection is a %T", dc)
+		}
+		return fn(sc.Conn())
+	})
+}
+
+// TextCopier is the load a PostgreSQL warehouse transaction has beside
+// BulkLoad: rows already in PostgreSQL's COPY text format, such as another
+// PostgreSQL server's COPY … TO STDOUT (FORMAT text) writes them, streamed
+// into COPY … FROM STDIN on the transaction's connection as they are,
+// neither decoded nor encoded on the way. The server parses each field as
+// its column's type, exactly as it parses a typed value's text.
+type TextCopier interface {
+	// CopyText appends the rows r holds, in COPY text format with UTF-8
+	// text, to the existing table t, filling cols (the other columns get
+	// their defaults), and returns how many rows the server loaded. They
+	// commit or roll back with the transaction. An error reading r aborts
+	// the COPY and is returned.
+	CopyText(ctx context.Context, t Table, cols []Column, r io.Reader) (int64, error)
+}
+
+// TextCopierOf returns tx's TextCopier when it has one: only the
+// transactions of a PostgreSQL warehouse do.
+func TextCopierOf(tx Tx) (TextCopier, bool) {
+	t, ok := tx.(*sqlTx)
+	if !ok {
+		return nil, false
+	}
+	if _, ok := t.w.Dialect.(postgresDialect); !ok {
+		return nil, false
+	}
+	return postgresTextCopy{tx: t}, true
+}
+
+// postgresTextCopy is a PostgreSQL transaction's TextCopier.
+type postgresTextCopy struct{ tx *sqlTx }
+
+func (c postgresTextCopy) CopyText(ctx context.Context, t Table, cols []Column, r io.Reader) (int64, error) {
+	stmt, err := copyTextStatement(c.tx.w, t, cols)
+	if err != nil {
+		return 0, err
+	}
+	var loaded int64
+	err = withPgx(c.tx, func(conn *pgx.Conn) error {
+		tag, err := conn.PgConn().CopyFrom(ctx, r, stmt)
+		loaded = tag.RowsAffected()
+		return err
+	})
+	return loaded, err
+}
+
+// copyTextStatement returns the COPY … FROM STDIN statement that loads COPY
+// text format rows into cols of t, names quoted by the dialect (the schema
+// folded as a configured name is, the table and columns as given).
+func copyTextStatement(d Dialect, t Table, cols []Column) (string, error) {
+	if len(cols) == 0 {
+		return "", errors.New("a bulk load needs at least one column")
+	}
+	var b strings.Builder
+	b.WriteString("COPY ")
+	b.WriteString(quoteFolded(d, t.Schema) + "." + d.Quote(t.Name))
+	b.WriteString(" (")
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(d.Quote(c.Name))
+	}
+	b.WriteString(") FROM STDIN (FORMAT text, ENCODING 'UTF8')")
+	return b.String(), nil
 }
 
 // postgresValue gives COPY a decimal as an exact numeric; the other
