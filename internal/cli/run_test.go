@@ -334,6 +334,37 @@ func TestTwoRunProcessesStartedTogether(t *testing.T) {
 	})
 }
 
+// CH02, local mode: a second delivery of a task while its attempt runs in
+// another process runs nothing, says so and exits 0; the first delivery
+// finishes the run with one attempt per task.
+func TestADuplicateTaskDeliveryWhileItRunsExitsZero(t *testing.T) {
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p, w, db := gatedProject(t, kind)
+		cmd := p.command(nil, "run", "--pipeline_code", "KP")
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, db, 1, runningHeld)
+		r := p.run(nil, "run", "--pipeline_code", "KP", "--task_code", "held")
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "held: IN-PROGRESS — already IN-PROGRESS under pipeline_run_id=1 (task_run_id=") {
+			t.Fatalf("the duplicate delivery exited %d: %q\n%s", r.code, r.stdout, r.stderr)
+		}
+		if got := attemptStatuses(t, db, 1, "held"); got != "RUNNING" {
+			t.Fatalf("held attempts after the duplicate delivery: %s", got)
+		}
+		mustExec(t, w, "UPDATE public.gate SET open = 1")
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("the first delivery: %v\n%s", err, errb.String())
+		}
+		got := []string{attemptStatuses(t, db, 1, "first"), attemptStatuses(t, db, 1, "held"), attemptStatuses(t, db, 1, "last")}
+		if fmt.Sprint(got) != "[SUCCESS SUCCESS SUCCESS]" || scalar(t, db, "SELECT STATUS FROM AUD_PIPELINES_RUN_LOG") != "SUCCESS" {
+			t.Fatalf("attempts %q", got)
+		}
+	})
+}
+
 func TestASignalStopsTheRunAndTheNextRunResumesIt(t *testing.T) {
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p, w, db := gatedProject(t, kind)

@@ -59,7 +59,8 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 	}
 	switch {
 	case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
-		out.Status, out.Code = TaskInProgress, exit.Incomplete
+		// A duplicate delivery: the attempt that holds the task finishes it.
+		out.Status = TaskInProgress
 		out.Detail = fmt.Sprintf("already IN-PROGRESS %s (task_run_id=%d, held by %s)", under, row.taskRunID, row.owner)
 		return out, nil
 	case hasRow && !req.Force && (row.up.Status == TaskSuccess || row.up.Status == TaskSkipped):

@@ -82,12 +82,12 @@ func TestSingleTaskRefusalsAndOutcomes(t *testing.T) {
 		if out.Status != TaskSuccess || fmtList(f.attempts(run, "extract")) != "[SUCCESS SUCCESS]" {
 			t.Fatalf("%q %v", out.String(), f.attempts(run, "extract"))
 		}
-		// Another process runs load: this one refuses with 22.
+		// Another process runs load: this delivery runs nothing and exits 0 (CH02).
 		q, _ := (&ledger{fixture: f, pipe: "P", run: run}).queue(f.b.TaskID("P", "load"), nil)
 		f.exec("UPDATE AUD_TASK_ATTEMPTS SET STATUS = 'CLAIMED', OWNER_ID = 'elsewhere:1:1:00000000', LEASE_EXPIRES_AT = $2 WHERE ATTEMPT_ID = $1",
 			q.AttemptID, f.db.TimeArg(time.Now().Add(time.Minute)))
 		out = f.runTask(Request{PipelineCode: "P", TaskCode: "load", Force: true})
-		if out.Code != exit.Incomplete || !strings.Contains(out.Detail, "already IN-PROGRESS") {
+		if out.Code != exit.Success || out.Status != TaskInProgress || !strings.Contains(out.Detail, "already IN-PROGRESS") {
 			t.Fatalf("%q", out.String())
 		}
 	})
