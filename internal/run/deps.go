@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
@@ -127,7 +128,10 @@ func (s *Supervisor) admitTask(ctx context.Context, r runRow, t *pipeline.Task, 
 				return err
 			}
 			a.bypass = o.BypassReason()
-			return gate.RecordBypass(ctx, tx.Tx, r.PipelineID, r.ID, t.ID, a.bypass, now)
+			if err := gate.RecordBypass(ctx, tx.Tx, r.PipelineID, r.ID, t.ID, a.bypass, now); err != nil {
+				return err
+			}
+			return fault.Point("runner.after_decisions")
 		}
 		a.unmet = o.Reason()
 		if mayComeBack && !o.Definitive() {

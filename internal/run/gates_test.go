@@ -524,3 +524,33 @@ func TestAnotherRunStartedWhileTheGateWaited(t *testing.T) {
 		}
 	})
 }
+
+// G15, the attempt claim: a task's gate decisions commit with the attempt
+// they admit. A failure recording the admission leaves no decision, no
+// attempt and no task row; the next delivery admits the task once.
+func TestGateDecisionsRollBackWithTheAttemptClaim(t *testing.T) {
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		f := newFixture(t, db)
+		f.b.Pipeline("UP", "FULL")
+		f.task("UP", "publish", "succeed")
+		f.b.Pipeline("DOWN", "FULL")
+		f.task("DOWN", "load", "succeed")
+		f.b.Dep("DOWN", "load", "UP", "publish", pipeline.Success)
+		up := f.runPipeline("UP")
+		run := f.openRun("DOWN")
+
+		t.Setenv(fault.Variable, "runner.after_decisions")
+		_, err := f.supervisor().RunTask(f.ctx(), Request{PipelineCode: "DOWN", TaskCode: "load"})
+		wantCode(t, err, exit.InjectedFault, "runner.after_decisions")
+		if d, a, rows := f.decisions(run), f.attempts(run, "load"), f.statuses(run); len(d) != 0 || len(a) != 0 || len(rows) != 0 {
+			t.Fatalf("after the fault: decisions %v, attempts %v, task rows %v", d, a, rows)
+		}
+
+		t.Setenv(fault.Variable, "")
+		out := f.runTask(Request{PipelineCode: "DOWN", TaskCode: "load"})
+		want := fmt.Sprintf("[SATISFIED %d/1 attempt]", up.RunID)
+		if out.Status != TaskSuccess || fmtList(f.decisions(run)) != want || fmtList(f.attempts(run, "load")) != "[SUCCESS]" {
+			t.Fatalf("%q: decisions %v, attempts %v", out.String(), f.decisions(run), f.attempts(run, "load"))
+		}
+	})
+}
