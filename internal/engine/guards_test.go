@@ -484,6 +484,34 @@ func TestMetadataChangesAreCaptured(t *testing.T) {
 	})
 }
 
+// An upsert is captured as what it did to each row: the row that conflicted
+// as an UPDATE (before and after), a new row as an INSERT, in one statement.
+func TestUpsertsAreCapturedRowByRow(t *testing.T) {
+	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
+		seed(t, db)
+		ctx := engine.WithMigration(actor.With(context.Background(), bob), "0004_upsert.sql")
+		execAll(t, ctx, db, `INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE)
+			VALUES (1, 'SQL_FILE', 'load_v2.sql'), (1, 'RETRIES', '3')
+			ON CONFLICT (TASK_ID, PARAMETER_NAME) WHERE ACTIVE_FLAG = 'Y'
+			DO UPDATE SET PARAMETER_VALUE = excluded.PARAMETER_VALUE`)
+		upd := readChanges(t, db, "CFG_TASK_PARAMETERS", "1")
+		if len(upd) != 2 || upd[1].operation != "UPDATE" || upd[1].actor != "bob" || upd[1].migration.String != "0004_upsert.sql" ||
+			upd[1].before["parameter_value"] != "load.sql" || upd[1].after["parameter_value"] != "load_v2.sql" ||
+			upd[1].after["updated_by"] != "bob" || upd[1].after["created_by"] != "alice" {
+			t.Fatalf("the upsert's update of row 1 was recorded as %+v", upd)
+		}
+		var newID string
+		if err := db.QueryRowContext(context.Background(),
+			"SELECT CAST(TASK_PARAMETER_ID AS VARCHAR) FROM CFG_TASK_PARAMETERS WHERE PARAMETER_NAME = 'RETRIES'").Scan(&newID); err != nil {
+			t.Fatal(err)
+		}
+		ins := readChanges(t, db, "CFG_TASK_PARAMETERS", newID)
+		if len(ins) != 1 || ins[0].operation != "INSERT" || ins[0].after["parameter_value"] != "3" || ins[0].after["created_by"] != "bob" {
+			t.Fatalf("the upsert's new row was recorded as %+v", ins)
+		}
+	})
+}
+
 func TestAddedColumnsAreCaptured(t *testing.T) {
 	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
 		seed(t, db)

@@ -78,9 +78,7 @@ func sqliteGuardedTables(ctx context.Context, tx *Tx) ([]string, error) {
 // missing: on a connection without etl-craft's functions (the sqlite3 shell,
 // a BI tool) the call itself fails with "no such function: etl_craft_actor".
 // Append-only tables also refuse UPDATE and DELETE, and attempts refuse them
-// once terminal, unless the purpose is retention. The INSERT guard of a
-// metadata table marks the table as inserting, so that the insert trigger's
-// own stamping update is not recorded as a change.
+// once terminal, unless the purpose is retention.
 func sqliteGuardTriggers(table string) []string {
 	upper := strings.ToUpper(table)
 	refuse := func(message, when string) string {
@@ -91,8 +89,6 @@ func sqliteGuardTriggers(table string) []string {
 	for _, op := range []string{"INSERT", "UPDATE", "DELETE"} {
 		body := []string{refuse(writtenOnlyMessage(upper), "COALESCE(etl_craft_actor(), '') = ''")}
 		switch {
-		case op == "INSERT" && capturesChanges(upper):
-			body = append(body, "SELECT etl_craft_enter_insert("+quoteLiteral(upper)+")")
 		case op != "INSERT" && appendOnlyTables[upper]:
 			body = append(body, refuse(appendOnlyMessage(upper), notRetention))
 		case op != "INSERT" && upper == attemptsTable:
@@ -203,7 +199,11 @@ func (ct captureTable) triggers() []string {
 	name := func(op string) string { return quoteIdent("trg_audit_" + lower + "_" + op) }
 	fromRow := "\n      FROM " + table + " WHERE " + ct.sameRow()
 
-	// INSERT: stamp the row, record it as it now stands, end the insert.
+	// INSERT: stamp the row, marked as the insert's own update so that the
+	// UPDATE trigger does not record it, then record the row as it now
+	// stands. The mark spans only that update: an upsert whose row takes the
+	// DO UPDATE path fires the UPDATE trigger instead of this one, and is
+	// recorded as the update it is.
 	var set []string
 	if ct.stamped {
 		set = append(set, stampSet("etl_craft_actor()", sqliteNow, "etl_craft_actor()", sqliteNow)...)
@@ -213,11 +213,12 @@ func (ct captureTable) triggers() []string {
 	}
 	var insertBody []string
 	if len(set) > 0 {
-		insertBody = append(insertBody, "UPDATE "+table+" SET "+strings.Join(set, ", ")+" WHERE "+ct.sameRow())
+		insertBody = append(insertBody,
+			"SELECT etl_craft_enter_insert("+quoteLiteral(ct.upper)+")",
+			"UPDATE "+table+" SET "+strings.Join(set, ", ")+" WHERE "+ct.sameRow(),
+			"SELECT etl_craft_exit_insert("+quoteLiteral(ct.upper)+")")
 	}
-	insertBody = append(insertBody,
-		ct.recordChange("INSERT", "NEW.", "NULL", ct.image(""), fromRow),
-		"SELECT etl_craft_exit_insert("+quoteLiteral(ct.upper)+")")
+	insertBody = append(insertBody, ct.recordChange("INSERT", "NEW.", "NULL", ct.image(""), fromRow))
 
 	// UPDATE (not the insert trigger's own): keep the creation stamps, stamp
 	// the change, and record it if a column other than the stamps changed.
