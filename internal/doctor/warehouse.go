@@ -102,6 +102,13 @@ func (d *doctor) probeWarehouse(ctx context.Context, o warehouse.Options, w *con
 	default:
 		d.add(OK, "Warehouse connection", "%s, schema %s exists", w.Name, w.Schema)
 	}
+	if o.Kind == warehouse.Trino {
+		if err := warehouse.CheckTrinoCatalog(ctx, wh); err != nil {
+			d.add(Fail, "Warehouse catalog", "%v", err)
+		} else {
+			d.add(OK, "Warehouse catalog", "an Iceberg catalog")
+		}
+	}
 }
 
 func (d *doctor) email(ctx context.Context) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -78,4 +79,37 @@ func openTrino(d Dialect, opts Options) (Warehouse, error) {
 		catalog: opts.Catalog,
 		desc:    "trino:" + trinoServer(opts, opts.User, "") + "/" + opts.Catalog + "/" + opts.Schema,
 	}, nil
+}
+
+// CheckTrinoCatalog checks that the catalog of a Trino warehouse exists and
+// is served by Trino's Iceberg connector, which every table etl-craft writes
+// there needs. It answers nil for any other warehouse.
+func CheckTrinoCatalog(ctx context.Context, w Warehouse) error {
+	sw, ok := w.(*sqlWarehouse)
+	if !ok {
+		return nil
+	}
+	if _, ok := sw.Dialect.(trinoDialect); !ok {
+		return nil
+	}
+	rows, err := sw.db.QueryContext(ctx, "SELECT connector_name FROM system.metadata.catalogs WHERE catalog_name = ?", sw.catalog)
+	if err != nil {
+		return fmt.Errorf("could not look up the catalog %s: %w", sw.catalog, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("could not look up the catalog %s: %w", sw.catalog, err)
+		}
+		return fmt.Errorf("the catalog %s does not exist in Trino: name an Iceberg catalog in the Warehouse settings", sw.catalog)
+	}
+	var connector string
+	if err := rows.Scan(&connector); err != nil {
+		return fmt.Errorf("could not look up the catalog %s: %w", sw.catalog, err)
+	}
+	if connector != "iceberg" {
+		return fmt.Errorf("the catalog %s uses Trino's %s connector: etl-craft writes Iceberg tables, so name a catalog of the iceberg connector",
+			sw.catalog, connector)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -57,6 +58,12 @@ func (c *coordinator) finish(call trinoCall) map[string]any {
 	done := map[string]any{"id": "q", "stats": map[string]any{"state": "FINISHED"}}
 	prepared := call.header.Get("X-Trino-Prepared-Statement")
 	switch {
+	case strings.Contains(prepared, "system.metadata.catalogs"):
+		done["columns"] = []map[string]any{{"name": "connector_name", "type": "varchar", "typeSignature": map[string]any{"rawType": "varchar", "arguments": []any{}}}}
+		name := strings.TrimSuffix(strings.TrimPrefix(call.query, "EXECUTE _trino_go USING '"), "'")
+		if connector, ok := trinoCatalogs[name]; ok {
+			done["data"] = [][]any{{connector}}
+		}
 	case strings.Contains(prepared, "information_schema.schemata"):
 		n := 0
 		if strings.Contains(strings.ToLower(call.query), "'etl_craft'") {
@@ -72,6 +79,9 @@ func (c *coordinator) finish(call trinoCall) map[string]any {
 	}
 	return done
 }
+
+// trinoCatalogs are the catalogs the coordinator has, with their connectors.
+var trinoCatalogs = map[string]string{"iceberg": "iceberg", "lake": "hive"}
 
 func (c *coordinator) options(mode AuthMode, reads *int) Options {
 	return Options{
@@ -162,5 +172,39 @@ func TestTrinoToken(t *testing.T) {
 	}
 	if call.query != `CREATE TABLE "iceberg"."etl_craft"."T" ("ID" BIGINT, "FLAG" BOOLEAN, "AMOUNT" DECIMAL(38, 10), "DAY" DATE, "AT" TIMESTAMP WITH TIME ZONE, "NOTE" VARCHAR)` {
 		t.Fatalf("sent %s", call.query)
+	}
+}
+
+// The doctor's Warehouse catalog check: the catalog must exist and be served
+// by the iceberg connector.
+func TestTrinoCatalogCheck(t *testing.T) {
+	coord := newCoordinator(t)
+	ctx := context.Background()
+	for _, c := range []struct{ catalog, want string }{
+		{"iceberg", ""},
+		{"lake", "the catalog lake uses Trino's hive connector: etl-craft writes Iceberg tables, so name a catalog of the iceberg connector"},
+		{"missing", "the catalog missing does not exist in Trino: name an Iceberg catalog in the Warehouse settings"},
+	} {
+		reads := 0
+		opts := coord.options(AuthPassword, &reads)
+		opts.Catalog = c.catalog
+		w, err := Open(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckTrinoCatalog(ctx, w)
+		w.Close()
+		if got := fmt.Sprint(err); c.want == "" && err != nil || c.want != "" && got != c.want {
+			t.Errorf("catalog %s: %v, want %q", c.catalog, err, c.want)
+		}
+	}
+	// Other warehouses have no catalog to check.
+	if err := CheckTrinoCatalog(ctx, openReal(t, DuckDB)); err != nil {
+		t.Errorf("DuckDB: %v", err)
+	}
+	calls := coord.sent.all()
+	stmt, _ := url.QueryUnescape(strings.TrimPrefix(calls[0].header.Get("X-Trino-Prepared-Statement"), "_trino_go="))
+	if stmt != "SELECT connector_name FROM system.metadata.catalogs WHERE catalog_name = ?" || len(calls) != 3 {
+		t.Errorf("asked %q, %d calls", stmt, len(calls))
 	}
 }
