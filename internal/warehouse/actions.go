@@ -100,6 +100,28 @@ const (
 	hashZoned                  // converted to UTC first
 )
 
+// temporalText is how a dialect writes the canonical text of a date, a
+// timestamp as stored, and a zoned timestamp converted to UTC.
+type temporalText struct{ date, timestamp, zoned func(expr string) string }
+
+// canonicalText returns the SQL of expr's canonical text for its hash
+// category c, or err (why its type is refused) when it has none.
+func canonicalText(c hashCategory, err error, expr string, t temporalText) (string, error) {
+	switch c {
+	case hashText:
+		return castText(expr), nil
+	case hashBoolean:
+		return booleanText(expr), nil
+	case hashDate:
+		return t.date(expr), nil
+	case hashTimestamp:
+		return t.timestamp(expr), nil
+	case hashZoned:
+		return t.zoned(expr), nil
+	}
+	return "", err
+}
+
 // castText is the canonical text of types whose VARCHAR cast already is.
 func castText(expr string) string { return "CAST(" + expr + " AS VARCHAR)" }
 
@@ -137,21 +159,16 @@ func postgresHashCategory(typ string) (hashCategory, error) {
 // postgresTimestamp is the to_char pattern of a canonical timestamp.
 const postgresTimestamp = `'YYYY-MM-DD"T"HH24:MI:SS.US'`
 
+// postgresTemporal writes dates and timestamps as canonical text.
+var postgresTemporal = temporalText{
+	date:      func(expr string) string { return "to_char(" + expr + ", 'YYYY-MM-DD')" },
+	timestamp: func(expr string) string { return "to_char(" + expr + ", " + postgresTimestamp + ")" },
+	zoned:     func(expr string) string { return "to_char(" + expr + " AT TIME ZONE 'UTC', " + postgresTimestamp + ")" },
+}
+
 func (postgresDialect) CanonicalText(expr, typ string) (string, error) {
 	c, err := postgresHashCategory(typ)
-	switch c {
-	case hashText:
-		return castText(expr), nil
-	case hashBoolean:
-		return booleanText(expr), nil
-	case hashDate:
-		return "to_char(" + expr + ", 'YYYY-MM-DD')", nil
-	case hashTimestamp:
-		return "to_char(" + expr + ", " + postgresTimestamp + ")", nil
-	case hashZoned:
-		return "to_char(" + expr + " AT TIME ZONE 'UTC', " + postgresTimestamp + ")", nil
-	}
-	return "", err
+	return canonicalText(c, err, expr, postgresTemporal)
 }
 
 // DescribeTable reads pg_catalog. The table's own connection is to one
@@ -207,21 +224,16 @@ func duckdbHashCategory(typ string) (hashCategory, error) {
 // duckdbTimestamp is the strftime pattern of a canonical timestamp.
 const duckdbTimestamp = `'%Y-%m-%dT%H:%M:%S.%f'`
 
+// duckdbTemporal writes dates and timestamps as canonical text.
+var duckdbTemporal = temporalText{
+	date:      func(expr string) string { return "strftime(" + expr + ", '%Y-%m-%d')" },
+	timestamp: func(expr string) string { return "strftime(CAST(" + expr + " AS TIMESTAMP), " + duckdbTimestamp + ")" },
+	zoned:     func(expr string) string { return "strftime(timezone('UTC', " + expr + "), " + duckdbTimestamp + ")" },
+}
+
 func (duckdbDialect) CanonicalText(expr, typ string) (string, error) {
 	c, err := duckdbHashCategory(typ)
-	switch c {
-	case hashText:
-		return castText(expr), nil
-	case hashBoolean:
-		return booleanText(expr), nil
-	case hashDate:
-		return "strftime(" + expr + ", '%Y-%m-%d')", nil
-	case hashTimestamp:
-		return "strftime(CAST(" + expr + " AS TIMESTAMP), " + duckdbTimestamp + ")", nil
-	case hashZoned:
-		return "strftime(timezone('UTC', " + expr + "), " + duckdbTimestamp + ")", nil
-	}
-	return "", err
+	return canonicalText(c, err, expr, duckdbTemporal)
 }
 
 // DescribeTable reads the table's own catalog entry with pragma_table_info,
