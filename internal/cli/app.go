@@ -17,6 +17,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pgauth"
 )
 
 // app is one invocation of the command line: its global options, output
@@ -119,12 +120,21 @@ func engineOptions(cfg *config.Config) engine.Options {
 		u.RawQuery = q.Encode()
 		dsn = u.String()
 	}
-	opts := engine.Options{Kind: engine.Postgres, DSN: dsn, Schema: e.Schema}
-	if e.SecretVar != "" {
-		v := e.SecretVar
-		opts.Password = func() (string, error) { return cfg.Secret(v) }
+	return engine.Options{Kind: engine.Postgres, DSN: dsn, Schema: e.Schema,
+		Password: postgresPassword(cfg, e.Auth, e.Host, e.Port)}
+}
+
+// postgresPassword returns what a PostgreSQL login of the profile's auth
+// sends as its password at each new connection: the secret read from its
+// variable, or a token minted from it (see pgauth); nil when none.
+func postgresPassword(cfg *config.Config, a config.Auth, host string, port int) func() (string, error) {
+	var secret func() (string, error)
+	if a.SecretVar != "" {
+		v := a.SecretVar
+		secret = func() (string, error) { return cfg.Secret(v) }
 	}
-	return opts
+	return pgauth.Password(pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, Secret: secret,
+		ClientID: a.ClientID, TokenURL: a.TokenURL, Scope: a.Scope, Region: a.Region, RoleARN: a.RoleARN})
 }
 
 // openEngine connects to the configured Engine DB.

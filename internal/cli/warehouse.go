@@ -31,7 +31,10 @@ func warehouseOptions(cfg *config.Config) *warehouse.Options {
 		Warehouse:   w.SnowflakeWarehouse,
 		Role:        w.Role,
 	}
-	if w.SecretVar != "" {
+	switch {
+	case o.Kind == warehouse.Postgres:
+		o.Password = postgresPassword(cfg, w.Auth, w.Host, w.Port)
+	case w.SecretVar != "":
 		v := w.SecretVar
 		o.Password = func() (string, error) { return cfg.Secret(v) }
 	}

@@ -37,13 +37,15 @@ const (
 	AuthNone     AuthMode = "none"     // no credentials (DuckDB, an open Trino)
 	AuthPassword AuthMode = "password" // user and password
 	AuthToken    AuthMode = "token"    // a bearer or access token read through Password
+	AuthOAuth    AuthMode = "oauth"    // PostgreSQL: a client-credentials token, minted by Password
+	AuthSTS      AuthMode = "sts"      // PostgreSQL: an AWS RDS IAM token, built by Password
 )
 
 // authModes lists each warehouse's accepted modes; the first is the default
 // when Options.AuthMode is empty.
 var authModes = map[Kind][]AuthMode{
 	DuckDB:     {AuthNone},
-	Postgres:   {AuthPassword, AuthToken, AuthNone},
+	Postgres:   {AuthPassword, AuthToken, AuthOAuth, AuthSTS, AuthNone},
 	Trino:      {AuthNone, AuthPassword, AuthToken},
 	Databricks: {AuthToken},
 	Snowflake:  {AuthPassword, AuthToken},

@@ -1,0 +1,140 @@
+package cli_test
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
+)
+
+// tokenServer is an OAuth token endpoint that grants token to the client
+// credentials clientID and secret, and counts the grants asked for.
+func tokenServer(t *testing.T, clientID, secret, token string) (*httptest.Server, *atomic.Int32) {
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		r.ParseForm()
+		id, sec, ok := r.BasicAuth()
+		if !ok {
+			id, sec = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		}
+		if r.PostForm.Get("grant_type") != "client_credentials" || id != clientID || sec != secret {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":"invalid_client"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":3600}`, token)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &asked
+}
+
+// oauthProject writes a project whose PostgreSQL Engine DB and warehouse
+// (one database) are logged in to with auth_mode mode as a role of its own,
+// whose password is token.
+func oauthProject(t *testing.T, mode, tokenURL, token string) *project {
+	t.Helper()
+	raw := enginetest.NewPGDatabase(t)
+	u, _ := url.Parse(raw)
+	b := make([]byte, 4)
+	rand.Read(b)
+	role := "etl_craft_oauth_" + hex.EncodeToString(b)
+	admin, err := sql.Open("pgx", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, q := range []string{
+		fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", role, token),
+		fmt.Sprintf("ALTER DATABASE %s OWNER TO %s", strings.TrimPrefix(u.Path, "/"), role),
+	} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if a, err := sql.Open("pgx", enginetest.AdminURL(t)); err == nil {
+			a.Exec("DROP DATABASE IF EXISTS " + strings.TrimPrefix(u.Path, "/") + " WITH (FORCE)")
+			a.Exec("DROP ROLE IF EXISTS " + role)
+			a.Close()
+		}
+	})
+	p := &project{t: t, dir: t.TempDir(), env: []string{"OAUTH_CLIENT_SECRET=client-s3cret"}}
+	p.write("craft-connector.yml", fmt.Sprintf(`Secrets:
+  Source_type: environment
+  Profile: dev
+
+Orchestration:
+  Mode: local
+
+Engine:
+  dev:
+    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable
+    schema: public
+    auth_mode: %s
+    user: %s
+    client_id: etl-craft-ci
+    issuer: https://login.example.com
+    secret: OAUTH_CLIENT_SECRET
+    token_url: %s
+
+Warehouse:
+  Name: Postgres
+  dev:
+    jdbc_url: jdbc:postgresql://%[1]s%[2]s?sslmode=disable
+    schema: public
+    auth_mode: %[3]s
+    user: %[4]s
+    client_id: etl-craft-ci
+    issuer: https://login.example.com
+    secret: OAUTH_CLIENT_SECRET
+    token_url: %[5]s
+`, u.Host, u.Path, mode, role, tokenURL))
+	return p
+}
+
+// An Engine DB and a PostgreSQL warehouse logged in to with auth_mode
+// oauth: every connection's
+// password is the access token of a client-credentials grant, asked for
+// once and reused; a refused grant exits 3 naming the token endpoint and
+// never printing the secret.
+func TestEngineDBOAuthLogin(t *testing.T) {
+	srv, asked := tokenServer(t, "etl-craft-ci", "client-s3cret", "tok-7Yh2")
+	p := oauthProject(t, "oauth", srv.URL+"/token", "tok-7Yh2")
+	p.ok("init-db")
+	if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
+		!strings.Contains(r.stdout, "[OK  ] Warehouse connection: Postgres, schema public exists") {
+		t.Fatalf("doctor:\n%s", r.stdout)
+	}
+	if n := asked.Load(); n != 3 {
+		t.Errorf("%d token grants, want one for init-db's Engine DB and one for each login of doctor", n)
+	}
+
+	refused := oauthProject(t, "oauth", srv.URL+"/token", "tok-7Yh2")
+	refused.env = []string{"OAUTH_CLIENT_SECRET=wrong-s3cret"}
+	r := refused.run(nil, "init-db")
+	if r.code != 3 || !strings.Contains(r.stderr, "could not get an OAuth token from "+srv.URL+"/token for client etl-craft-ci") ||
+		strings.Contains(r.stderr+r.stdout, "wrong-s3cret") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// auth_mode sso, libpq's interactive device flow, is refused with exit 3
+// naming the modes to use instead.
+func TestEngineDBSSOLoginIsRefused(t *testing.T) {
+	p := oauthProject(t, "sso", "https://login.example.com/token", "unused")
+	r := p.run(nil, "init-db")
+	if r.code != 3 || !strings.Contains(r.stderr, "auth_mode sso is libpq's interactive OAuth device flow") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
