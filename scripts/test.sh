@@ -5,6 +5,11 @@
 # folder, on a free local port), installing Debian's postgresql package when
 # the server binaries are missing, then runs gofmt, go vet and go test against
 # it, and stops it. Extra arguments go to `go test` (default ./...).
+#
+# The server also takes SSL, with a certificate from a throwaway CA made at
+# start-up; role etl_craft_cert logs in over SSL with a client certificate
+# that CA signs (the key_file tests make one), every other login with a
+# scram password.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +34,11 @@ if [ -z "$PGBIN" ]; then
 	PGBIN=$(find_pg_bindir)
 	[ -n "$PGBIN" ] || { log "could not find initdb after installing postgresql"; exit 1; }
 fi
+command -v openssl >/dev/null 2>&1 || {
+	log "installing openssl (the test server's certificates)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq openssl >/dev/null
+}
 command -v sqlite3 >/dev/null 2>&1 || {
 	log "installing the sqlite3 shell (the guard tests use it)"
 	export DEBIAN_FRONTEND=noninteractive
@@ -68,13 +78,37 @@ chmod 644 "$PGDATA_ROOT/pwfile"
 "${AS[@]}" "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=scram-sha-256 \
 	--pwfile="$PGDATA_ROOT/pwfile" -E UTF8 --locale=C.UTF-8 >"$PGDATA_ROOT/initdb.log" 2>&1 ||
 	{ cat "$PGDATA_ROOT/initdb.log" >&2; exit 1; }
+
+# SSL: a throwaway CA, and a server certificate it signs for 127.0.0.1 and
+# localhost. The CA checks the client certificates of cert logins.
+SSLDIR="$PGDATA_ROOT/ssl"
+mkdir "$SSLDIR"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=etl-craft test CA" \
+	-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+	-keyout "$SSLDIR/ca.key" -out "$SSLDIR/ca.crt" >"$SSLDIR/openssl.log" 2>&1 &&
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+		-keyout "$SSLDIR/server.key" -out "$SSLDIR/server.csr" >>"$SSLDIR/openssl.log" 2>&1 &&
+	printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$SSLDIR/server.ext" &&
+	openssl x509 -req -in "$SSLDIR/server.csr" -CA "$SSLDIR/ca.crt" -CAkey "$SSLDIR/ca.key" -CAcreateserial \
+		-days 2 -extfile "$SSLDIR/server.ext" -out "$SSLDIR/server.crt" >>"$SSLDIR/openssl.log" 2>&1 ||
+	{ cat "$SSLDIR/openssl.log" >&2; exit 1; }
+chmod 600 "$SSLDIR/ca.key" "$SSLDIR/server.key"
+[ ${#AS[@]} -eq 0 ] || chown postgres "$SSLDIR/server.key"
+# Cert logins for etl_craft_cert come first; every other rule stays.
+{ printf 'hostssl all etl_craft_cert 127.0.0.1/32 cert\n'; cat "$PGDATA/pg_hba.conf"; } >"$PGDATA_ROOT/pg_hba.conf"
+cat "$PGDATA_ROOT/pg_hba.conf" >"$PGDATA/pg_hba.conf"
+
 "${AS[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA_ROOT/server.log" -w -t 60 \
-	-o "-p $PGPORT -k $PGDATA_ROOT -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+	-o "-p $PGPORT -k $PGDATA_ROOT -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c ssl=on -c ssl_cert_file=$SSLDIR/server.crt -c ssl_key_file=$SSLDIR/server.key -c ssl_ca_file=$SSLDIR/ca.crt" \
 	start >/dev/null || { cat "$PGDATA_ROOT/server.log" >&2; exit 1; }
 log "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PGPORT"
 
 export ETL_CRAFT_TEST_PG="postgres://postgres:${PGPASSWORD_VALUE}@127.0.0.1:${PGPORT}/postgres?sslmode=disable"
 export ETL_CRAFT_TEST_PG_BIN="$PGBIN"
+# The CA that signs the server's certificate and checks client certificates,
+# and its key, to sign one.
+export ETL_CRAFT_TEST_PG_CA="$SSLDIR/ca.crt"
+export ETL_CRAFT_TEST_PG_CA_KEY="$SSLDIR/ca.key"
 
 log "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go') 2>/dev/null || true)

@@ -101,7 +101,10 @@ func (a *app) acting(ctx context.Context) (context.Context, error) {
 }
 
 // engineOptions maps the Engine profile to the options that open it. The
-// password is read from its variable for every new connection.
+// password is read from its variable for every new connection; with
+// auth_mode key_file none is sent, and the secret is the passphrase of the
+// client key (sslkey, with cert_file as sslcert), read when the Engine DB
+// is opened.
 func engineOptions(cfg *config.Config) engine.Options {
 	e := cfg.Engine
 	if e.Kind == config.EngineSQLite {
@@ -120,21 +123,28 @@ func engineOptions(cfg *config.Config) engine.Options {
 		u.RawQuery = q.Encode()
 		dsn = u.String()
 	}
+	login := postgresLogin(cfg, e.Auth, e.Host, e.Port)
 	return engine.Options{Kind: engine.Postgres, DSN: dsn, Schema: e.Schema,
-		Password: postgresPassword(cfg, e.Auth, e.Host, e.Port)}
+		Password: pgauth.Password(login), SSLPassword: pgauth.KeyPassphrase(login)}
 }
 
 // postgresPassword returns what a PostgreSQL login of the profile's auth
 // sends as its password at each new connection: the secret read from its
 // variable, or a token minted from it (see pgauth); nil when none.
 func postgresPassword(cfg *config.Config, a config.Auth, host string, port int) func() (string, error) {
+	return pgauth.Password(postgresLogin(cfg, a, host, port))
+}
+
+// postgresLogin returns the pgauth login of the profile's auth, whose
+// secret is read from its variable when asked for.
+func postgresLogin(cfg *config.Config, a config.Auth, host string, port int) pgauth.Login {
 	var secret func() (string, error)
 	if a.SecretVar != "" {
 		v := a.SecretVar
 		secret = func() (string, error) { return cfg.Secret(v) }
 	}
-	return pgauth.Password(pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, Secret: secret,
-		ClientID: a.ClientID, TokenURL: a.TokenURL, Scope: a.Scope, Region: a.Region, RoleARN: a.RoleARN})
+	return pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, KeyFile: a.KeyFile, Secret: secret,
+		ClientID: a.ClientID, TokenURL: a.TokenURL, Scope: a.Scope, Region: a.Region, RoleARN: a.RoleARN}
 }
 
 // openEngine connects to the configured Engine DB.

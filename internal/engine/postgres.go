@@ -19,11 +19,20 @@ func (postgresDialect) kind() Kind { return Postgres }
 
 // open builds a pgx pool behind database/sql whose connections use the
 // Engine schema as their search_path and read the password for each new
-// connection.
+// connection. The client key's passphrase, if any, is read now: the driver
+// loads the key while it parses the DSN.
 func (postgresDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(opts.DSN)
+	var parse pgx.ParseConfigOptions
+	if opts.SSLPassword != nil {
+		pass, err := opts.SSLPassword()
+		if err != nil {
+			return nil, err
+		}
+		parse.GetSSLPassword = func(context.Context) string { return pass }
+	}
+	cfg, err := pgx.ParseConfigWithOptions(opts.DSN, parse)
 	if err != nil {
-		return nil, exit.Wrap(exit.Configuration, err, "the PostgreSQL Engine DB address is invalid")
+		return nil, exit.Wrap(exit.Configuration, err, "the PostgreSQL Engine DB connection settings are invalid")
 	}
 	if opts.Schema != "" {
 		cfg.RuntimeParams["search_path"] = opts.Schema

@@ -1,13 +1,17 @@
 // Package pgauth gives a PostgreSQL login (the Engine DB, or a PostgreSQL
 // warehouse) the password its auth_mode logs in with: the profile's secret
-// itself, an OAuth client-credentials token, or an AWS RDS IAM token.
+// itself, an OAuth client-credentials token, or an AWS RDS IAM token; and a
+// key_file login the passphrase of its client key.
 package pgauth
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +47,8 @@ type Login struct {
 	Port int
 	// User is the login role.
 	User string
+	// KeyFile is the key_file login's client key, an absolute path.
+	KeyFile string
 	// Secret returns the secret variable's value; nil when the profile has
 	// none.
 	Secret func() (string, error)
@@ -59,14 +65,17 @@ type Login struct {
 const requestTimeout = 30 * time.Second
 
 // Password returns the function every new connection calls for its
-// password (nil when the login sends none). Tokens are minted as
+// password (nil when the login sends none, as a key_file login: its secret
+// is the key's passphrase, see KeyPassphrase). Tokens are minted as
 // connections need them: an oauth token is reused until it expires, an RDS
 // IAM token (valid 15 minutes) is built for each connection. A mode this
 // build cannot log in with fails every connection with a configuration
 // error that names it.
 func Password(l Login) func() (string, error) {
 	switch l.Mode {
-	case "", ModePassword, ModeToken, ModeKeyFile:
+	case ModeKeyFile:
+		return nil
+	case "", ModePassword, ModeToken:
 		return l.Secret
 	case ModeOAuth:
 		return l.oauth()
@@ -80,6 +89,63 @@ func Password(l Login) func() (string, error) {
 				"use auth_mode oauth (a client-credentials token), token or password")
 	}
 	return func() (string, error) { return "", err }
+}
+
+// KeyPassphrase returns the function that reads the passphrase unlocking a
+// key_file login's client key, for the driver's sslpassword setting; nil
+// for the other modes, or without a secret. The passphrase is checked
+// against KeyFile first, so that a wrong one fails with a configuration
+// error that names the file, never the passphrase; so does an encrypted
+// PKCS#8 key, which the driver cannot decrypt.
+func KeyPassphrase(l Login) func() (string, error) {
+	if l.Mode != ModeKeyFile || l.Secret == nil {
+		return nil
+	}
+	return func() (string, error) {
+		pass, err := l.Secret()
+		if err != nil {
+			return "", err
+		}
+		return pass, checkKey(l.KeyFile, pass)
+	}
+}
+
+// checkKey fails when pass does not decrypt the PEM key in path. A key
+// that is not encrypted is left to the driver, which reads it itself.
+func checkKey(path, pass string) error {
+	buf, err := os.ReadFile(path)
+	if err != nil {
+		return exit.Wrap(exit.Configuration, err, "could not read key_file %s", path)
+	}
+	block, _ := pem.Decode(buf)
+	if block != nil && block.Type == "ENCRYPTED PRIVATE KEY" {
+		return exit.Errorf(exit.Configuration,
+			"key_file %s is an encrypted PKCS#8 key, which etl-craft's PostgreSQL driver (pgx) cannot decrypt: "+
+				"convert it to a traditional encrypted PEM key (openssl pkey -in %[1]s -traditional -aes256 -out <new file>)", path)
+	}
+	if block == nil || !x509.IsEncryptedPEMBlock(block) {
+		return nil
+	}
+	// A wrong passphrase may leave padding that looks right: the result
+	// must also parse as a key.
+	der, err := x509.DecryptPEMBlock(block, []byte(pass))
+	if err != nil || !isKey(der) {
+		return exit.Errorf(exit.Configuration,
+			"could not decrypt key_file %s with the profile's secret: the passphrase is wrong or the key is damaged", path)
+	}
+	return nil
+}
+
+// isKey reports whether der is a private key in a form TLS accepts.
+func isKey(der []byte) bool {
+	if _, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return true
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(der); err == nil {
+		return true
+	}
+	_, err := x509.ParseECPrivateKey(der)
+	return err == nil
 }
 
 // oauth returns a password function that answers with the access token of

@@ -1,7 +1,14 @@
 package pgauth
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,18 +50,25 @@ func TestSTSBuildsAnRDSIAMToken(t *testing.T) {
 	}
 }
 
-// The secret modes send the secret itself; sso and unknown modes fail every
+// The secret modes send the secret itself; key_file sends no password, its
+// secret being the key's passphrase; sso and unknown modes fail every
 // connection with a configuration error.
 func TestModes(t *testing.T) {
 	secret := func() (string, error) { return "s3cret", nil }
-	for _, m := range []string{"", ModePassword, ModeToken, ModeKeyFile} {
+	for _, m := range []string{"", ModePassword, ModeToken} {
 		pw, err := Password(Login{Mode: m, Secret: secret})()
 		if err != nil || pw != "s3cret" {
 			t.Errorf("%q: %q, %v", m, pw, err)
 		}
+		if KeyPassphrase(Login{Mode: m, Secret: secret}) != nil {
+			t.Errorf("%q: a key passphrase", m)
+		}
 	}
 	if Password(Login{Mode: ModePassword}) != nil {
 		t.Error("a login without a secret sends a password")
+	}
+	if Password(Login{Mode: ModeKeyFile, Secret: secret}) != nil {
+		t.Error("a key_file login sends a password")
 	}
 	for m, want := range map[string]string{
 		ModeSSO:    "auth_mode sso is libpq's interactive OAuth device flow",
@@ -64,5 +78,44 @@ func TestModes(t *testing.T) {
 		if !exit.Is(err, exit.Configuration) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", m, err)
 		}
+	}
+}
+
+// A key_file login's passphrase is checked against its key: the right one
+// is returned for the driver, a wrong one fails with a configuration error
+// naming the file and not the passphrase; a key that is not encrypted is
+// left to the driver.
+func TestKeyPassphrase(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := x509.EncryptPEMBlock(rand.Reader, "EC PRIVATE KEY", der, []byte("right-pass"), x509.PEMCipherAES256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	encrypted, plain := filepath.Join(dir, "enc.key"), filepath.Join(dir, "plain.key")
+	for file, block := range map[string]*pem.Block{encrypted: enc, plain: {Type: "EC PRIVATE KEY", Bytes: der}} {
+		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	passphrase := func(file, pass string) (string, error) {
+		return KeyPassphrase(Login{Mode: ModeKeyFile, KeyFile: file, Secret: func() (string, error) { return pass, nil }})()
+	}
+	if got, err := passphrase(encrypted, "right-pass"); err != nil || got != "right-pass" {
+		t.Errorf("right passphrase: %q, %v", got, err)
+	}
+	if _, err := passphrase(encrypted, "wrong-pass"); !exit.Is(err, exit.Configuration) ||
+		!strings.Contains(err.Error(), "could not decrypt key_file "+encrypted) || strings.Contains(err.Error(), "wrong-pass") {
+		t.Errorf("wrong passphrase: %v", err)
+	}
+	if got, err := passphrase(plain, "unused"); err != nil || got != "unused" {
+		t.Errorf("plain key: %q, %v", got, err)
 	}
 }
