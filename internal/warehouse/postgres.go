@@ -9,8 +9,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -51,6 +54,7 @@ func openPostgres(d Dialect, opts Options) (Warehouse, error) {
 	}
 	cfg.RuntimeParams["timezone"] = "UTC"
 	cfg.ConnectTimeout = opts.ConnectTimeout
+	cfg.BuildContextWatcherHandler = cancelOnServer
 	before := func(_ context.Context, c *pgx.ConnConfig) error {
 		pw, err := secretOf(opts)
 		c.Password = pw
@@ -67,6 +71,19 @@ func openPostgres(d Dialect, opts Options) (Warehouse, error) {
 		desc:    dsn,
 		bulk:    postgresCopy,
 	}, nil
+}
+
+// cancelGrace is how long a cancelled statement waits for the server to
+// confirm the cancel before its connection is dropped.
+const cancelGrace = 5 * time.Second
+
+// cancelOnServer makes a cancelled context stop the statement on the
+// server: the cancel request is sent at once, and the call returns only
+// after it went out (pgx's default only drops the connection, and sends the
+// request from a goroutine that a process ending right then never runs, so
+// the server went on with the statement).
+func cancelOnServer(c *pgconn.PgConn) ctxwatch.Handler {
+	return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
 }
 
 // postgresCopy loads rows with COPY … FROM STDIN (pgx CopyFrom) on the
