@@ -57,8 +57,6 @@ type Login struct {
 	// Region and RoleARN are the sts settings: the RDS region, and the
 	// role to assume first (optional).
 	Region, RoleARN string
-	// HTTPClient, when set, is the client oauth tokens are requested with.
-	HTTPClient *http.Client
 }
 
 // requestTimeout bounds one token request.
@@ -170,7 +168,8 @@ func (l Login) oauth() func() (string, error) {
 			if l.Scope != "" {
 				cc.Scopes = strings.Fields(strings.ReplaceAll(l.Scope, ",", " "))
 			}
-			src = cc.TokenSource(context.WithValue(context.Background(), oauth2.HTTPClient, httpClient(l.HTTPClient)))
+			client := &http.Client{Timeout: requestTimeout}
+			src = cc.TokenSource(context.WithValue(context.Background(), oauth2.HTTPClient, client))
 		}
 		tok, err := src.Token()
 		if err != nil {
@@ -178,14 +177,6 @@ func (l Login) oauth() func() (string, error) {
 		}
 		return tok.AccessToken, nil
 	}
-}
-
-// httpClient returns c, or a client with the request timeout.
-func httpClient(c *http.Client) *http.Client {
-	if c != nil {
-		return c
-	}
-	return &http.Client{Timeout: requestTimeout}
 }
 
 // rdsIAM returns a password function that builds an AWS RDS IAM
