@@ -138,13 +138,17 @@ func postgresPassword(cfg *config.Config, a config.Auth, host string, port int) 
 // postgresLogin returns the pgauth login of the profile's auth, whose
 // secret is read from its variable when asked for.
 func postgresLogin(cfg *config.Config, a config.Auth, host string, port int) pgauth.Login {
-	var secret func() (string, error)
-	if a.SecretVar != "" {
-		v := a.SecretVar
-		secret = func() (string, error) { return cfg.Secret(v) }
-	}
-	return pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, KeyFile: a.KeyFile, Secret: secret,
+	return pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, KeyFile: a.KeyFile, Secret: secretOf(cfg, a.SecretVar),
 		ClientID: a.ClientID, TokenURL: a.TokenURL, Scope: a.Scope, Region: a.Region, RoleARN: a.RoleARN}
+}
+
+// secretOf returns the function that reads the secret variable v at each
+// call; nil when the profile names none.
+func secretOf(cfg *config.Config, v string) func() (string, error) {
+	if v == "" {
+		return nil
+	}
+	return func() (string, error) { return cfg.Secret(v) }
 }
 
 // openEngine connects to the configured Engine DB.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/etl-craft/etl-craft/internal/clientcred"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
@@ -34,9 +35,10 @@ func warehouseOptions(cfg *config.Config) *warehouse.Options {
 	switch {
 	case o.Kind == warehouse.Postgres:
 		o.Password = postgresPassword(cfg, w.Auth, w.Host, w.Port)
-	case w.SecretVar != "":
-		v := w.SecretVar
-		o.Password = func() (string, error) { return cfg.Secret(v) }
+	case o.AuthMode == warehouse.AuthOAuth:
+		o.Password = clientcred.Client{ID: w.ClientID, Secret: secretOf(cfg, w.SecretVar), TokenURL: w.TokenURL, Scope: w.Scope}.Token()
+	default:
+		o.Password = secretOf(cfg, w.SecretVar)
 	}
 	return o
 }

@@ -10,11 +10,8 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,9 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	rdsauth "github.com/aws/aws-sdk-go-v2/feature/rds/auth"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
-
+	"github.com/etl-craft/etl-craft/internal/clientcred"
 	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
@@ -76,7 +71,7 @@ func Password(l Login) func() (string, error) {
 	case "", ModePassword, ModeToken:
 		return l.Secret
 	case ModeOAuth:
-		return l.oauth()
+		return clientcred.Client{ID: l.ClientID, Secret: l.Secret, TokenURL: l.TokenURL, Scope: l.Scope}.Token()
 	case ModeSTS:
 		return l.rdsIAM()
 	}
@@ -144,39 +139,6 @@ func isKey(der []byte) bool {
 	}
 	_, err := x509.ParseECPrivateKey(der)
 	return err == nil
-}
-
-// oauth returns a password function that answers with the access token of
-// an OAuth client-credentials grant at TokenURL, the secret being the
-// client's secret. The secret is read when the first connection needs a
-// token.
-func (l Login) oauth() func() (string, error) {
-	var mu sync.Mutex
-	var src oauth2.TokenSource // keeps its token until it expires
-	return func() (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if src == nil {
-			if l.Secret == nil {
-				return "", exit.Errorf(exit.Configuration, "auth_mode oauth needs the client's secret: set the profile's secret")
-			}
-			secret, err := l.Secret()
-			if err != nil {
-				return "", err
-			}
-			cc := &clientcredentials.Config{ClientID: l.ClientID, ClientSecret: secret, TokenURL: l.TokenURL}
-			if l.Scope != "" {
-				cc.Scopes = strings.Fields(strings.ReplaceAll(l.Scope, ",", " "))
-			}
-			client := &http.Client{Timeout: requestTimeout}
-			src = cc.TokenSource(context.WithValue(context.Background(), oauth2.HTTPClient, client))
-		}
-		tok, err := src.Token()
-		if err != nil {
-			return "", fmt.Errorf("could not get an OAuth token from %s for client %s: %w", l.TokenURL, l.ClientID, err)
-		}
-		return tok.AccessToken, nil
-	}
 }
 
 // rdsIAM returns a password function that builds an AWS RDS IAM

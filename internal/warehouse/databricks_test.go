@@ -209,6 +209,22 @@ func TestDatabricksRejectedToken(t *testing.T) {
 	}
 }
 
+// An OAuth access token, minted by Password, is sent as the bearer token.
+func TestDatabricksOAuth(t *testing.T) {
+	api := newStatementAPI(t)
+	reads := 0
+	opts := api.options(&reads)
+	opts.AuthMode = AuthOAuth
+	w, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Ping(context.Background()); err != nil || reads == 0 {
+		t.Fatalf("ping with an OAuth token: %v (%d reads)", err, reads)
+	}
+}
+
 func TestDatabricksWarehouseID(t *testing.T) {
 	for path, want := range map[string]string{
 		"/sql/1.0/warehouses/abc123": "abc123", "sql/1.0/endpoints/e1/": "e1",

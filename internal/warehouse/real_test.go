@@ -244,7 +244,7 @@ func TestOpenRefusesAuthModes(t *testing.T) {
 		want string
 	}{
 		{Options{Kind: DuckDB, AuthMode: AuthPassword}, `auth_mode "password" is not available for the duckdb warehouse: use none`},
-		{Options{Kind: Databricks, AuthMode: "oauth"}, `auth_mode "oauth" is not available for the databricks warehouse: use token`},
+		{Options{Kind: Databricks, AuthMode: "sso"}, `auth_mode "sso" is not available for the databricks warehouse: use token, oauth`},
 		{Options{Kind: Snowflake, AuthMode: AuthToken}, "auth_mode token needs a secret"},
 		{Options{Kind: Postgres, Database: "db", AuthMode: AuthNone}, "needs a host"},
 		{Options{Kind: Trino, Host: "h", Schema: "s"}, "needs a catalog"},

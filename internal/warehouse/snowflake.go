@@ -19,7 +19,8 @@ func SnowflakeAccount(account string) string {
 }
 
 // snowflakeConfig is the connector configuration of one connection. A
-// password logs in as the user; a token is a programmatic access token.
+// password logs in as the user; a token is a programmatic access token; an
+// oauth token is an OAuth access token.
 // Every session sets TIMEZONE to UTC. Host and port, when set, replace the
 // account's own address (a proxy or private link).
 func snowflakeConfig(opts Options, secret string) gosnowflake.Config {
@@ -39,10 +40,14 @@ func snowflakeConfig(opts Options, secret string) gosnowflake.Config {
 	if opts.HTTPClient != nil {
 		cfg.Transporter = opts.HTTPClient.Transport
 	}
-	if opts.AuthMode == AuthToken {
+	switch opts.AuthMode {
+	case AuthToken:
 		cfg.Authenticator = gosnowflake.AuthTypePat
 		cfg.Token = secret
-	} else {
+	case AuthOAuth:
+		cfg.Authenticator = gosnowflake.AuthTypeOAuth
+		cfg.Token = secret
+	default:
 		cfg.Authenticator = gosnowflake.AuthTypeSnowflake
 		cfg.Password = secret
 	}

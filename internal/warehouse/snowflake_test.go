@@ -185,3 +185,20 @@ func TestSnowflakePassword(t *testing.T) {
 		t.Fatalf("login request %v", login)
 	}
 }
+
+// An OAuth access token logs in with the OAUTH authenticator.
+func TestSnowflakeOAuth(t *testing.T) {
+	svc := newSnowflakeService(t)
+	w, err := Open(context.Background(), svc.options(AuthOAuth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	login := svc.logins.all()[0].data
+	if login["AUTHENTICATOR"] != "OAUTH" || login["TOKEN"] != "pat-or-password" || login["PASSWORD"] != nil {
+		t.Fatalf("login request %v", login)
+	}
+}

@@ -52,7 +52,7 @@ func trinoConfig(opts Options, secret string) *trino.Config {
 	switch opts.AuthMode {
 	case AuthPassword:
 		cfg.ServerURI = trinoServer(opts, user, secret)
-	case AuthToken:
+	case AuthToken, AuthOAuth:
 		cfg.ServerURI = trinoServer(opts, user, "")
 		cfg.AccessToken = secret
 	default:

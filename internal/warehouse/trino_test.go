@@ -150,28 +150,32 @@ func TestTrinoClientProtocol(t *testing.T) {
 	}
 }
 
+// A token, stored (token) or minted by Password (oauth), is sent as a
+// bearer token.
 func TestTrinoToken(t *testing.T) {
-	coord := newCoordinator(t)
-	reads := 0
-	w, err := Open(context.Background(), coord.options(AuthToken, &reads))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	tx, err := w.Begin(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.Exec(context.Background(), w.CreateTable(w.Table("etl_craft", "T"), loadColumns)); err != nil {
-		t.Fatal(err)
-	}
-	call := coord.sent.all()[0]
-	if got := call.header.Get("Authorization"); got != "Bearer s3cret" {
-		t.Fatalf("Authorization %q", got)
-	}
-	if call.query != `CREATE TABLE "iceberg"."etl_craft"."T" ("ID" BIGINT, "FLAG" BOOLEAN, "AMOUNT" DECIMAL(38, 10), "DAY" DATE, "AT" TIMESTAMP WITH TIME ZONE, "NOTE" VARCHAR)` {
-		t.Fatalf("sent %s", call.query)
+	for _, mode := range []AuthMode{AuthToken, AuthOAuth} {
+		coord := newCoordinator(t)
+		reads := 0
+		w, err := Open(context.Background(), coord.options(mode, &reads))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		tx, err := w.Begin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.Exec(context.Background(), w.CreateTable(w.Table("etl_craft", "T"), loadColumns)); err != nil {
+			t.Fatal(err)
+		}
+		call := coord.sent.all()[0]
+		if got := call.header.Get("Authorization"); got != "Bearer s3cret" {
+			t.Fatalf("%s: Authorization %q", mode, got)
+		}
+		if call.query != `CREATE TABLE "iceberg"."etl_craft"."T" ("ID" BIGINT, "FLAG" BOOLEAN, "AMOUNT" DECIMAL(38, 10), "DAY" DATE, "AT" TIMESTAMP WITH TIME ZONE, "NOTE" VARCHAR)` {
+			t.Fatalf("sent %s", call.query)
+		}
 	}
 }
 

@@ -37,7 +37,7 @@ const (
 	AuthNone     AuthMode = "none"     // no credentials (DuckDB, an open Trino)
 	AuthPassword AuthMode = "password" // user and password
 	AuthToken    AuthMode = "token"    // a bearer or access token read through Password
-	AuthOAuth    AuthMode = "oauth"    // PostgreSQL: a client-credentials token, minted by Password
+	AuthOAuth    AuthMode = "oauth"    // an OAuth client-credentials access token, minted by Password
 	AuthSTS      AuthMode = "sts"      // PostgreSQL: an AWS RDS IAM token, built by Password
 )
 
@@ -46,9 +46,9 @@ const (
 var authModes = map[Kind][]AuthMode{
 	DuckDB:     {AuthNone},
 	Postgres:   {AuthPassword, AuthToken, AuthOAuth, AuthSTS, AuthNone},
-	Trino:      {AuthNone, AuthPassword, AuthToken},
-	Databricks: {AuthToken},
-	Snowflake:  {AuthPassword, AuthToken},
+	Trino:      {AuthNone, AuthPassword, AuthToken, AuthOAuth},
+	Databricks: {AuthToken, AuthOAuth},
+	Snowflake:  {AuthPassword, AuthToken, AuthOAuth},
 }
 
 // Options says which warehouse to open and how. The cli package fills it
