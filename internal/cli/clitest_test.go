@@ -68,11 +68,19 @@ func newProject(t *testing.T, kind engine.Kind, extra string) *project {
 		p.env = append(p.env, "ENGINE_SECRET="+pw)
 		p.opts = engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}
 	}
-	yml := "Secrets:\n  Source_type: environment\n  Profile: dev\n\nOrchestration:\n  Mode: local\n\n" +
-		"Engine:\n  dev:\n" + engineBlock + "\n" +
-		"Warehouse:\n  Name: DuckDB\n  dev:\n    jdbc_url: jdbc:duckdb:warehouse.duckdb\n    schema: main\n" + extra
-	p.write("craft-connector.yml", yml)
+	p.write("craft-connector.yml", connectorYAML(engineBlock, duckdbWarehouse)+extra)
 	return p
+}
+
+// duckdbWarehouse is the Warehouse section of a DuckDB file in the project.
+const duckdbWarehouse = "  Name: DuckDB\n  dev:\n    jdbc_url: jdbc:duckdb:warehouse.duckdb\n    schema: main\n"
+
+// connectorYAML is a craft-connector.yml in local mode whose secrets come
+// from the environment, with the Engine's dev profile block engineBlock (its
+// lines indented four spaces) and the Warehouse section's body.
+func connectorYAML(engineBlock, warehouse string) string {
+	return "Secrets:\n  Source_type: environment\n  Profile: dev\n\nOrchestration:\n  Mode: local\n\n" +
+		"Engine:\n  dev:\n" + engineBlock + "\n" + "Warehouse:\n" + warehouse
 }
 
 func (p *project) write(name, text string) {

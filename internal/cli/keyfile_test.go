@@ -128,29 +128,14 @@ func keyFileProject(t *testing.T, passphrase string) *project {
 	p := &project{t: t, dir: t.TempDir(), env: []string{"KEY_PASSPHRASE=" + passphrase},
 		kind: engine.Postgres, opts: engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}}
 	writeClientCert(t, p, ca, caKey, passphrase)
-	p.write("craft-connector.yml", fmt.Sprintf(`Secrets:
-  Source_type: environment
-  Profile: dev
-
-Orchestration:
-  Mode: local
-
-Engine:
-  dev:
-    jdbc_url: jdbc:postgresql://%s%s?sslmode=verify-ca&sslrootcert=%s
+	p.write("craft-connector.yml", connectorYAML(fmt.Sprintf(`    jdbc_url: jdbc:postgresql://%s%s?sslmode=verify-ca&sslrootcert=%s
     schema: public
     auth_mode: key_file
     user: %s
     key_file: certs/client.key
     cert_file: certs/client.crt
     secret: KEY_PASSPHRASE
-
-Warehouse:
-  Name: DuckDB
-  dev:
-    jdbc_url: jdbc:duckdb:warehouse.duckdb
-    schema: main
-`, u.Host, u.Path, caPath, certRole))
+`, u.Host, u.Path, caPath, certRole), duckdbWarehouse))
 	return p
 }
 

@@ -70,36 +70,16 @@ func oauthProject(t *testing.T, mode, tokenURL, token string) *project {
 		}
 	})
 	p := &project{t: t, dir: t.TempDir(), env: []string{"OAUTH_CLIENT_SECRET=client-s3cret"}}
-	p.write("craft-connector.yml", fmt.Sprintf(`Secrets:
-  Source_type: environment
-  Profile: dev
-
-Orchestration:
-  Mode: local
-
-Engine:
-  dev:
-    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable
-    schema: public
+	login := fmt.Sprintf(`    schema: public
     auth_mode: %s
     user: %s
     client_id: etl-craft-ci
     issuer: https://login.example.com
     secret: OAUTH_CLIENT_SECRET
     token_url: %s
-
-Warehouse:
-  Name: Postgres
-  dev:
-    jdbc_url: jdbc:postgresql://%[1]s%[2]s?sslmode=disable
-    schema: public
-    auth_mode: %[3]s
-    user: %[4]s
-    client_id: etl-craft-ci
-    issuer: https://login.example.com
-    secret: OAUTH_CLIENT_SECRET
-    token_url: %[5]s
-`, u.Host, u.Path, mode, role, tokenURL))
+`, mode, role, tokenURL)
+	jdbc := fmt.Sprintf("    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n", u.Host, u.Path)
+	p.write("craft-connector.yml", connectorYAML(jdbc+login, "  Name: Postgres\n  dev:\n"+jdbc+login))
 	return p
 }
 

@@ -133,11 +133,7 @@ func TestRunSelectionOfWholePipelineRuns(t *testing.T) {
 func TestCrossPipelineTaskDependenciesJudgeTheUpstreamsLatestFinishedRun(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
-		f.b.Pipeline("UP", "FULL")
-		f.task("UP", "publish", "succeed")
-		f.b.Pipeline("DOWN", "FULL")
-		f.task("DOWN", "load", "succeed")
-		f.b.Dep("DOWN", "load", "UP", "publish", pipeline.Success)
+		f.upAndDown("succeed", true)
 		out := f.runPipeline("DOWN")
 		msg := f.nullString("SELECT ERROR_MESSAGE FROM AUD_TASK_RUN_LOG WHERE PIPELINE_RUN_ID = $1", out.RunID)
 		if out.Status != RunSkipped || !strings.Contains(msg.String, "upstream task UP.publish (SUCCESS) has no finished run") {

@@ -531,11 +531,7 @@ func TestAnotherRunStartedWhileTheGateWaited(t *testing.T) {
 func TestGateDecisionsRollBackWithTheAttemptClaim(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
-		f.b.Pipeline("UP", "FULL")
-		f.task("UP", "publish", "succeed")
-		f.b.Pipeline("DOWN", "FULL")
-		f.task("DOWN", "load", "succeed")
-		f.b.Dep("DOWN", "load", "UP", "publish", pipeline.Success)
+		f.upAndDown("succeed", true)
 		up := f.runPipeline("UP")
 		run := f.openRun("DOWN")
 

@@ -170,35 +170,27 @@ func TestSnowflakeConnectorProtocol(t *testing.T) {
 	}
 }
 
-func TestSnowflakePassword(t *testing.T) {
-	svc := newSnowflakeService(t)
-	w, err := Open(context.Background(), svc.options(AuthPassword))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Ping(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	login := svc.logins.all()[0].data
-	if login["PASSWORD"] != "pat-or-password" || login["TOKEN"] != nil || login["LOGIN_NAME"] != "loader" {
-		t.Fatalf("login request %v", login)
-	}
-}
-
-// An OAuth access token logs in with the OAUTH authenticator.
-func TestSnowflakeOAuth(t *testing.T) {
-	svc := newSnowflakeService(t)
-	w, err := Open(context.Background(), svc.options(AuthOAuth))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Ping(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	login := svc.logins.all()[0].data
-	if login["AUTHENTICATOR"] != "OAUTH" || login["TOKEN"] != "pat-or-password" || login["PASSWORD"] != nil {
-		t.Fatalf("login request %v", login)
+// A password logs in as the user; an OAuth access token with the OAUTH
+// authenticator.
+func TestSnowflakeLogins(t *testing.T) {
+	for mode, want := range map[AuthMode]map[string]any{
+		AuthPassword: {"PASSWORD": "pat-or-password", "TOKEN": nil, "LOGIN_NAME": "loader"},
+		AuthOAuth:    {"AUTHENTICATOR": "OAUTH", "TOKEN": "pat-or-password", "PASSWORD": nil},
+	} {
+		svc := newSnowflakeService(t)
+		w, err := Open(context.Background(), svc.options(mode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := w.Ping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		login := svc.logins.all()[0].data
+		for k, v := range want {
+			if login[k] != v {
+				t.Errorf("%s: login %s = %v, want %v", mode, k, login[k], v)
+			}
+		}
 	}
 }
