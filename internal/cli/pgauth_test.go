@@ -5,39 +5,13 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/clientcred/clientcredtest"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 )
-
-// tokenServer is an OAuth token endpoint that grants token to the client
-// credentials clientID and secret, and counts the grants asked for.
-func tokenServer(t *testing.T, clientID, secret, token string) (*httptest.Server, *atomic.Int32) {
-	var asked atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		r.ParseForm()
-		id, sec, ok := r.BasicAuth()
-		if !ok {
-			id, sec = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-		}
-		if r.PostForm.Get("grant_type") != "client_credentials" || id != clientID || sec != secret {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprint(w, `{"error":"invalid_client"}`)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":3600}`, token)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &asked
-}
 
 // oauthProject writes a project whose PostgreSQL Engine DB and warehouse
 // (one database) are logged in to with auth_mode mode as a role of its own,
@@ -89,14 +63,14 @@ func oauthProject(t *testing.T, mode, tokenURL, token string) *project {
 // once and reused; a refused grant exits 3 naming the token endpoint and
 // never printing the secret.
 func TestEngineDBOAuthLogin(t *testing.T) {
-	srv, asked := tokenServer(t, "etl-craft-ci", "client-s3cret", "tok-7Yh2")
+	srv := clientcredtest.New(t, "etl-craft-ci", "client-s3cret", "tok-7Yh2")
 	p := oauthProject(t, "oauth", srv.URL+"/token", "tok-7Yh2")
 	p.ok("init-db")
 	if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
 		!strings.Contains(r.stdout, "[OK  ] Warehouse connection: Postgres, schema public exists") {
 		t.Fatalf("doctor:\n%s", r.stdout)
 	}
-	if n := asked.Load(); n != 3 {
+	if n, _ := srv.Asked(); n != 3 {
 		t.Errorf("%d token grants, want one for init-db's Engine DB and one for each login of doctor", n)
 	}
 
