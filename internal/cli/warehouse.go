@@ -24,6 +24,7 @@ func warehouseOptions(cfg *config.Config) *warehouse.Options {
 		Database:    w.Database,
 		Params:      w.Params,
 		User:        w.User,
+		KeyFile:     w.KeyFile,
 		Schema:      w.Schema,
 		Catalog:     w.Catalog,
 		AuthMode:    warehouse.AuthMode(w.AuthMode),

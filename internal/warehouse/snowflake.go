@@ -20,10 +20,11 @@ func SnowflakeAccount(account string) string {
 
 // snowflakeConfig is the connector configuration of one connection. A
 // password logs in as the user; a token is a programmatic access token; an
-// oauth token is an OAuth access token.
+// oauth token is an OAuth access token; a key_file login signs a JWT with
+// the user's RSA key, the secret being the key's passphrase.
 // Every session sets TIMEZONE to UTC. Host and port, when set, replace the
 // account's own address (a proxy or private link).
-func snowflakeConfig(opts Options, secret string) gosnowflake.Config {
+func snowflakeConfig(opts Options, secret string) (gosnowflake.Config, error) {
 	utc := "UTC"
 	cfg := gosnowflake.Config{
 		Account:     SnowflakeAccount(opts.Account),
@@ -47,11 +48,18 @@ func snowflakeConfig(opts Options, secret string) gosnowflake.Config {
 	case AuthOAuth:
 		cfg.Authenticator = gosnowflake.AuthTypeOAuth
 		cfg.Token = secret
+	case AuthKeyFile:
+		key, err := readRSAKey(opts.KeyFile, secret)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Authenticator = gosnowflake.AuthTypeJwt
+		cfg.PrivateKey = key
 	default:
 		cfg.Authenticator = gosnowflake.AuthTypeSnowflake
 		cfg.Password = secret
 	}
-	return cfg
+	return cfg, nil
 }
 
 func openSnowflake(d Dialect, opts Options) (Warehouse, error) {
@@ -66,7 +74,11 @@ func openSnowflake(d Dialect, opts Options) (Warehouse, error) {
 	}
 	drv := gosnowflake.SnowflakeDriver{}
 	c := secretConnector{opts: opts, drv: drv, connect: func(ctx context.Context, secret string) (driver.Conn, error) {
-		return gosnowflake.NewConnector(drv, snowflakeConfig(opts, secret)).Connect(ctx)
+		cfg, err := snowflakeConfig(opts, secret)
+		if err != nil {
+			return nil, err
+		}
+		return gosnowflake.NewConnector(drv, cfg).Connect(ctx)
 	}}
 	return &sqlWarehouse{
 		Dialect: d,

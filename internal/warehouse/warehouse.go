@@ -39,6 +39,7 @@ const (
 	AuthToken    AuthMode = "token"    // a bearer or access token read through Password
 	AuthOAuth    AuthMode = "oauth"    // an OAuth client-credentials access token, minted by Password
 	AuthSTS      AuthMode = "sts"      // PostgreSQL: an AWS RDS IAM token, built by Password
+	AuthKeyFile  AuthMode = "key_file" // Snowflake: a key-pair (JWT) login with KeyFile, Password its passphrase
 )
 
 // authModes lists each warehouse's accepted modes; the first is the default
@@ -48,7 +49,7 @@ var authModes = map[Kind][]AuthMode{
 	Postgres:   {AuthPassword, AuthToken, AuthOAuth, AuthSTS, AuthNone},
 	Trino:      {AuthNone, AuthPassword, AuthToken, AuthOAuth},
 	Databricks: {AuthToken, AuthOAuth},
-	Snowflake:  {AuthPassword, AuthToken, AuthOAuth},
+	Snowflake:  {AuthPassword, AuthToken, AuthOAuth, AuthKeyFile},
 }
 
 // Options says which warehouse to open and how. The cli package fills it
@@ -75,6 +76,8 @@ type Options struct {
 	// Password returns the password or token. It is called at each new
 	// connection and its result is never stored or logged. Nil means none.
 	Password func() (string, error)
+	// KeyFile is the PEM private key of a key_file login, an absolute path.
+	KeyFile string
 
 	HTTPPath  string // Databricks: /sql/1.0/warehouses/<id>
 	Account   string // Snowflake account identifier
