@@ -2,11 +2,15 @@ package warehouse
 
 import (
 	"context"
+	"crypto/rsa"
 	"database/sql"
 	"database/sql/driver"
 	"strings"
 
 	"github.com/snowflakedb/gosnowflake"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pemkey"
 
 	// Keep the driver from writing and loading its native library at start-up.
 	_ "github.com/etl-craft/etl-craft/internal/warehouse/snowflakeenv"
@@ -49,12 +53,16 @@ func snowflakeConfig(opts Options, secret string) (gosnowflake.Config, error) {
 		cfg.Authenticator = gosnowflake.AuthTypeOAuth
 		cfg.Token = secret
 	case AuthKeyFile:
-		key, err := readRSAKey(opts.KeyFile, secret)
+		key, err := pemkey.Read(opts.KeyFile, secret)
 		if err != nil {
 			return cfg, err
 		}
+		rsaKey, ok := key.(*rsa.PrivateKey)
+		if !ok {
+			return cfg, exit.Errorf(exit.Configuration, "key_file %s holds a %T; Snowflake key-pair logins need an RSA key", opts.KeyFile, key)
+		}
 		cfg.Authenticator = gosnowflake.AuthTypeJwt
-		cfg.PrivateKey = key
+		cfg.PrivateKey = rsaKey
 	default:
 		cfg.Authenticator = gosnowflake.AuthTypeSnowflake
 		cfg.Password = secret

@@ -3,13 +3,21 @@ package warehouse
 import (
 	"compress/gzip"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/youmark/pkcs8"
 )
 
 // snowflakeService answers the Snowflake connector's protocol on a local TLS
@@ -192,5 +200,55 @@ func TestSnowflakeLogins(t *testing.T) {
 				t.Errorf("%s: login %s = %v, want %v", mode, k, login[k], v)
 			}
 		}
+	}
+}
+
+// A key_file login to Snowflake sends a JWT signed with the user's key
+// (here encrypted PKCS#8, as Snowflake's guide makes it), whose subject is
+// ACCOUNT.USER, with the SNOWFLAKE_JWT authenticator; a wrong passphrase
+// fails the connection naming the key file, never the passphrase.
+func TestSnowflakeKeyPair(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := pkcs8.MarshalPrivateKey(key, []byte("k3y-pass"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newSnowflakeService(t)
+	opts := svc.options(AuthKeyFile)
+	opts.KeyFile = filepath.Join(t.TempDir(), "rsa_key.p8")
+	if err := os.WriteFile(opts.KeyFile, pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts.Password = func() (string, error) { return "k3y-pass", nil }
+	w, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	login := svc.logins.all()[0].data
+	signed, _ := login["TOKEN"].(string)
+	tok, err := jwt.Parse(signed, func(*jwt.Token) (any, error) { return &key.PublicKey, nil }, jwt.WithValidMethods([]string{"RS256"}))
+	if err != nil || login["AUTHENTICATOR"] != "SNOWFLAKE_JWT" || login["PASSWORD"] != nil {
+		t.Fatalf("login %v: %v", login, err)
+	}
+	if sub, _ := tok.Claims.GetSubject(); sub != "XY12345.LOADER" {
+		t.Fatalf("subject %q", sub)
+	}
+
+	opts.Password = func() (string, error) { return "wr0ng-pass", nil }
+	bad, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	err = bad.Ping(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "could not decrypt key_file "+opts.KeyFile) || strings.Contains(err.Error(), "wr0ng") {
+		t.Fatalf("a wrong passphrase: %v", err)
 	}
 }
