@@ -101,31 +101,31 @@ func (a *app) acting(ctx context.Context) (context.Context, error) {
 }
 
 // engineOptions maps the Engine profile to the options that open it. The
-// password is read from its variable for every new connection; with
-// auth_mode key_file none is sent, and the secret is the passphrase of the
-// client key (sslkey, with cert_file as sslcert), read when the Engine DB
-// is opened.
+// password is read from its variable for every new connection; an
+// auth_mode key_file login sends none and presents its client certificate
+// instead, its key decrypted with the secret when the Engine DB is opened.
 func engineOptions(cfg *config.Config) engine.Options {
 	e := cfg.Engine
 	if e.Kind == config.EngineSQLite {
 		return engine.Options{Kind: engine.SQLite, Path: e.SQLitePath}
 	}
 	dsn := e.DSN()
-	if e.KeyFile != "" || e.CertFile != "" {
+	login := postgresLogin(cfg, e.Auth, e.Host, e.Port)
+	if login.Mode == pgauth.ModeKeyFile {
+		// etl-craft reads the key and certificate itself: the driver cannot
+		// decrypt every form of key.
 		u, _ := url.Parse(dsn)
 		q := u.Query()
-		if e.KeyFile != "" {
-			q.Set("sslkey", e.KeyFile)
+		if login.CertFile == "" {
+			login.CertFile = q.Get("sslcert")
 		}
-		if e.CertFile != "" {
-			q.Set("sslcert", e.CertFile)
-		}
+		q.Del("sslkey")
+		q.Del("sslcert")
 		u.RawQuery = q.Encode()
 		dsn = u.String()
 	}
-	login := postgresLogin(cfg, e.Auth, e.Host, e.Port)
 	return engine.Options{Kind: engine.Postgres, DSN: dsn, Schema: e.Schema,
-		Password: pgauth.Password(login), SSLPassword: pgauth.KeyPassphrase(login)}
+		Password: pgauth.Password(login), ClientCert: pgauth.ClientCertificate(login)}
 }
 
 // postgresPassword returns what a PostgreSQL login of the profile's auth
@@ -138,7 +138,8 @@ func postgresPassword(cfg *config.Config, a config.Auth, host string, port int) 
 // postgresLogin returns the pgauth login of the profile's auth, whose
 // secret is read from its variable when asked for.
 func postgresLogin(cfg *config.Config, a config.Auth, host string, port int) pgauth.Login {
-	return pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, KeyFile: a.KeyFile, Secret: secretOf(cfg, a.SecretVar),
+	return pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, KeyFile: a.KeyFile, CertFile: a.CertFile,
+		Secret:   secretOf(cfg, a.SecretVar),
 		ClientID: a.ClientID, TokenURL: a.TokenURL, Scope: a.Scope, Region: a.Region, RoleARN: a.RoleARN}
 }
 

@@ -10,6 +10,7 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -46,10 +47,10 @@ type Options struct {
 	// Password returns the PostgreSQL password; it is read for every new
 	// connection. Nil means none.
 	Password func() (string, error)
-	// SSLPassword returns the passphrase of the encrypted client key the
-	// DSN's sslkey names (the driver's sslpassword); it is read once, when
-	// the Engine DB is opened, and never put in the DSN. Nil means none.
-	SSLPassword func() (string, error)
+	// ClientCert returns the TLS client certificate PostgreSQL logins
+	// present (auth_mode key_file); it is read once, when the Engine DB is
+	// opened. Nil means none.
+	ClientCert func() (tls.Certificate, error)
 	// Schema is the PostgreSQL schema holding the Engine DB; it must exist.
 	// SQLite ignores it.
 	Schema string

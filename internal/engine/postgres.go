@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"errors"
 	"time"
@@ -18,21 +19,18 @@ type postgresDialect struct{}
 func (postgresDialect) kind() Kind { return Postgres }
 
 // open builds a pgx pool behind database/sql whose connections use the
-// Engine schema as their search_path and read the password for each new
-// connection. The client key's passphrase, if any, is read now: the driver
-// loads the key while it parses the DSN.
+// Engine schema as their search_path, read the password for each new
+// connection, and present the client certificate, read now, when there is
+// one.
 func (postgresDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
-	var parse pgx.ParseConfigOptions
-	if opts.SSLPassword != nil {
-		pass, err := opts.SSLPassword()
-		if err != nil {
-			return nil, err
-		}
-		parse.GetSSLPassword = func(context.Context) string { return pass }
-	}
-	cfg, err := pgx.ParseConfigWithOptions(opts.DSN, parse)
+	cfg, err := pgx.ParseConfig(opts.DSN)
 	if err != nil {
 		return nil, exit.Wrap(exit.Configuration, err, "the PostgreSQL Engine DB connection settings are invalid")
+	}
+	if opts.ClientCert != nil {
+		if err := presentCertificate(cfg, opts.ClientCert); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Schema != "" {
 		cfg.RuntimeParams["search_path"] = opts.Schema
@@ -54,6 +52,26 @@ func (postgresDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
 		return nil
 	}
 	return stdlib.OpenDB(*cfg, stdlib.OptionBeforeConnect(before)), nil
+}
+
+// presentCertificate makes every TLS attempt of cfg present the client
+// certificate cert returns; a configuration without TLS cannot.
+func presentCertificate(cfg *pgx.ConnConfig, cert func() (tls.Certificate, error)) error {
+	if cfg.TLSConfig == nil {
+		return exit.Errorf(exit.Configuration,
+			"a client-certificate login (auth_mode key_file) needs SSL: set sslmode=require, verify-ca or verify-full in the Engine jdbc_url")
+	}
+	c, err := cert()
+	if err != nil {
+		return err
+	}
+	cfg.TLSConfig.Certificates = []tls.Certificate{c}
+	for _, fb := range cfg.Fallbacks {
+		if fb.TLSConfig != nil {
+			fb.TLSConfig.Certificates = []tls.Certificate{c}
+		}
+	}
+	return nil
 }
 
 func (postgresDialect) check(ctx context.Context, db *DB) error {

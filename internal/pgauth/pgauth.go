@@ -1,11 +1,13 @@
 // Package pgauth gives a PostgreSQL login (the Engine DB, or a PostgreSQL
 // warehouse) the password its auth_mode logs in with: the profile's secret
 // itself, an OAuth client-credentials token, or an AWS RDS IAM token; and a
-// key_file login the passphrase of its client key.
+// key_file login its TLS client certificate.
 package pgauth
 
 import (
 	"context"
+	"crypto"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -21,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/etl-craft/etl-craft/internal/clientcred"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pemkey"
 )
 
 // The auth modes of a PostgreSQL profile.
@@ -42,8 +45,9 @@ type Login struct {
 	Port int
 	// User is the login role.
 	User string
-	// KeyFile is the key_file login's client key, an absolute path.
-	KeyFile string
+	// KeyFile and CertFile are the key_file login's client key and
+	// certificate, absolute paths.
+	KeyFile, CertFile string
 	// Secret returns the secret variable's value; nil when the profile has
 	// none.
 	Secret func() (string, error)
@@ -59,7 +63,7 @@ const requestTimeout = 30 * time.Second
 
 // Password returns the function every new connection calls for its
 // password (nil when the login sends none, as a key_file login: its secret
-// is the key's passphrase, see KeyPassphrase). Tokens are minted as
+// is the key's passphrase, see ClientCertificate). Tokens are minted as
 // connections need them: an oauth token is reused until it expires, an RDS
 // IAM token (valid 15 minutes) is built for each connection. A mode this
 // build cannot log in with fails every connection with a configuration
@@ -84,61 +88,55 @@ func Password(l Login) func() (string, error) {
 	return func() (string, error) { return "", err }
 }
 
-// KeyPassphrase returns the function that reads the passphrase unlocking a
-// key_file login's client key, for the driver's sslpassword setting; nil
-// for the other modes, or without a secret. The passphrase is checked
-// against KeyFile first, so that a wrong one fails with a configuration
-// error that names the file, never the passphrase; so does an encrypted
-// PKCS#8 key, which the driver cannot decrypt.
-func KeyPassphrase(l Login) func() (string, error) {
-	if l.Mode != ModeKeyFile || l.Secret == nil {
+// ClientCertificate returns the function that reads a key_file login's
+// TLS client certificate: the certificate chain in CertFile with the key in
+// KeyFile, decrypted with the secret when it is encrypted (see pemkey); nil
+// for the other modes. Every failure is a configuration error that names
+// the file and never the passphrase.
+func ClientCertificate(l Login) func() (tls.Certificate, error) {
+	if l.Mode != ModeKeyFile {
 		return nil
 	}
-	return func() (string, error) {
-		pass, err := l.Secret()
-		if err != nil {
-			return "", err
+	return func() (tls.Certificate, error) {
+		var pass string
+		if l.Secret != nil {
+			var err error
+			if pass, err = l.Secret(); err != nil {
+				return tls.Certificate{}, err
+			}
 		}
-		return pass, checkKey(l.KeyFile, pass)
+		key, err := pemkey.Read(l.KeyFile, pass)
+		if err != nil {
+			return tls.Certificate{}, err
+		}
+		if l.CertFile == "" {
+			return tls.Certificate{}, exit.Errorf(exit.Configuration,
+				"auth_mode key_file needs the client certificate: set cert_file (or sslcert in jdbc_url)")
+		}
+		buf, err := os.ReadFile(l.CertFile)
+		if err != nil {
+			return tls.Certificate{}, exit.Wrap(exit.Configuration, err, "could not read cert_file %s", l.CertFile)
+		}
+		var cert tls.Certificate
+		for block, rest := pem.Decode(buf); block != nil; block, rest = pem.Decode(rest) {
+			if block.Type == "CERTIFICATE" {
+				cert.Certificate = append(cert.Certificate, block.Bytes)
+			}
+		}
+		if len(cert.Certificate) == 0 {
+			return tls.Certificate{}, exit.Errorf(exit.Configuration, "cert_file %s holds no PEM certificate", l.CertFile)
+		}
+		leaf, err := x509.ParseCertificate(cert.Certificate[0])
+		if err != nil {
+			return tls.Certificate{}, exit.Wrap(exit.Configuration, err, "cert_file %s holds no valid certificate", l.CertFile)
+		}
+		if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(leaf.PublicKey) {
+			return tls.Certificate{}, exit.Errorf(exit.Configuration,
+				"cert_file %s is not the certificate of the key in key_file %s", l.CertFile, l.KeyFile)
+		}
+		cert.PrivateKey, cert.Leaf = key, leaf
+		return cert, nil
 	}
-}
-
-// checkKey fails when pass does not decrypt the PEM key in path. A key
-// that is not encrypted is left to the driver, which reads it itself.
-func checkKey(path, pass string) error {
-	buf, err := os.ReadFile(path)
-	if err != nil {
-		return exit.Wrap(exit.Configuration, err, "could not read key_file %s", path)
-	}
-	block, _ := pem.Decode(buf)
-	if block != nil && block.Type == "ENCRYPTED PRIVATE KEY" {
-		return exit.Errorf(exit.Configuration,
-			"key_file %s is an encrypted PKCS#8 key, which etl-craft's PostgreSQL driver (pgx) cannot decrypt: "+
-				"convert it to a traditional encrypted PEM key (openssl pkey -in %[1]s -traditional -aes256 -out <new file>)", path)
-	}
-	if block == nil || !x509.IsEncryptedPEMBlock(block) {
-		return nil
-	}
-	// A wrong passphrase may leave padding that looks right: the result
-	// must also parse as a key.
-	der, err := x509.DecryptPEMBlock(block, []byte(pass))
-	if err != nil || !isKey(der) {
-		return exit.Errorf(exit.Configuration,
-			"could not decrypt key_file %s with the profile's secret: the passphrase is wrong or the key is damaged", path)
-	}
-	return nil
-}
-
-// isKey reports whether der is a private key in a form TLS accepts.
-func isKey(der []byte) bool {
-	if _, err := x509.ParsePKCS1PrivateKey(der); err == nil {
-		return true
-	}
-	if _, err := x509.ParsePKCS8PrivateKey(der); err == nil {
-		return true
-	}
-	_, err := x509.ParseECPrivateKey(der)
-	return err == nil
 }
 
 // rdsIAM returns a password function that builds an AWS RDS IAM
