@@ -17,6 +17,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pemkey"
 	"github.com/etl-craft/etl-craft/internal/pgauth"
 )
 
@@ -110,37 +111,32 @@ func engineOptions(cfg *config.Config) engine.Options {
 		return engine.Options{Kind: engine.SQLite, Path: e.SQLitePath}
 	}
 	dsn := e.DSN()
-	login := postgresLogin(cfg, e.Auth, e.Host, e.Port)
-	if login.Mode == pgauth.ModeKeyFile {
+	opts := engine.Options{Kind: engine.Postgres, Schema: e.Schema, Password: postgresPassword(cfg, e.Auth, e.Host, e.Port)}
+	if e.AuthMode == pgauth.ModeKeyFile {
 		// etl-craft reads the key and certificate itself: the driver cannot
 		// decrypt every form of key.
 		u, _ := url.Parse(dsn)
 		q := u.Query()
-		if login.CertFile == "" {
-			login.CertFile = q.Get("sslcert")
+		certFile := e.CertFile
+		if certFile == "" {
+			certFile = q.Get("sslcert")
 		}
 		q.Del("sslkey")
 		q.Del("sslcert")
 		u.RawQuery = q.Encode()
 		dsn = u.String()
+		opts.ClientCert = pemkey.ClientCertificate(e.KeyFile, certFile, secretOf(cfg, e.SecretVar))
 	}
-	return engine.Options{Kind: engine.Postgres, DSN: dsn, Schema: e.Schema,
-		Password: pgauth.Password(login), ClientCert: pgauth.ClientCertificate(login)}
+	opts.DSN = dsn
+	return opts
 }
 
 // postgresPassword returns what a PostgreSQL login of the profile's auth
 // sends as its password at each new connection: the secret read from its
 // variable, or a token minted from it (see pgauth); nil when none.
 func postgresPassword(cfg *config.Config, a config.Auth, host string, port int) func() (string, error) {
-	return pgauth.Password(postgresLogin(cfg, a, host, port))
-}
-
-// postgresLogin returns the pgauth login of the profile's auth, whose
-// secret is read from its variable when asked for.
-func postgresLogin(cfg *config.Config, a config.Auth, host string, port int) pgauth.Login {
-	return pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, KeyFile: a.KeyFile, CertFile: a.CertFile,
-		Secret:   secretOf(cfg, a.SecretVar),
-		ClientID: a.ClientID, TokenURL: a.TokenURL, Scope: a.Scope, Region: a.Region, RoleARN: a.RoleARN}
+	return pgauth.Password(pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, Secret: secretOf(cfg, a.SecretVar),
+		ClientID: a.ClientID, TokenURL: a.TokenURL, Scope: a.Scope, Region: a.Region, RoleARN: a.RoleARN})
 }
 
 // secretOf returns the function that reads the secret variable v at each

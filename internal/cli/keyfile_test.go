@@ -102,9 +102,10 @@ func writeClientCert(t *testing.T, p *project, ca *x509.Certificate, caKey any, 
 	p.write("certs/client.key", string(pem.EncodeToMemory(enc)))
 }
 
-// keyFileProject writes a project whose PostgreSQL Engine DB, a database
-// owned by certRole, is logged in to with auth_mode key_file over SSL
-// (verify-ca against the test CA), the key's passphrase in KEY_PASSPHRASE.
+// keyFileProject writes a project whose PostgreSQL Engine DB and
+// warehouse, one database owned by certRole, are logged in to with
+// auth_mode key_file over SSL (verify-ca against the test CA), the key's
+// passphrase in KEY_PASSPHRASE.
 func keyFileProject(t *testing.T, passphrase string) *project {
 	t.Helper()
 	caPath, ca, caKey := testCA(t)
@@ -128,14 +129,15 @@ func keyFileProject(t *testing.T, passphrase string) *project {
 	p := &project{t: t, dir: t.TempDir(), env: []string{"KEY_PASSPHRASE=" + passphrase},
 		kind: engine.Postgres, opts: engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}}
 	writeClientCert(t, p, ca, caKey, passphrase)
-	p.write("craft-connector.yml", connectorYAML(fmt.Sprintf(`    jdbc_url: jdbc:postgresql://%s%s?sslmode=verify-ca&sslrootcert=%s
+	login := fmt.Sprintf(`    jdbc_url: jdbc:postgresql://%s%s?sslmode=verify-ca&sslrootcert=%s
     schema: public
     auth_mode: key_file
     user: %s
     key_file: certs/client.key
     cert_file: certs/client.crt
     secret: KEY_PASSPHRASE
-`, u.Host, u.Path, caPath, certRole), duckdbWarehouse))
+`, u.Host, u.Path, caPath, certRole)
+	p.write("craft-connector.yml", connectorYAML(login, "  Name: Postgres\n  dev:\n"+login))
 	return p
 }
 
@@ -150,7 +152,8 @@ func TestEngineDBKeyFileLogin(t *testing.T) {
 	p := keyFileProject(t, passphrase)
 	r := p.ok("--log-level", "DEBUG", "init-db")
 	d := p.ok("--log-level", "DEBUG", "doctor")
-	if !strings.Contains(d.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") {
+	if !strings.Contains(d.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
+		!strings.Contains(d.stdout, "[OK  ] Warehouse connection: Postgres, schema public exists") {
 		t.Fatalf("doctor:\n%s", d.stdout)
 	}
 	if out := r.stdout + r.stderr + d.stdout + d.stderr; strings.Contains(out, passphrase) {

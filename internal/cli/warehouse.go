@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"maps"
+
 	"github.com/etl-craft/etl-craft/internal/clientcred"
 	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/pemkey"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -40,6 +43,18 @@ func warehouseOptions(cfg *config.Config) *warehouse.Options {
 		o.Password = clientcred.Client{ID: w.ClientID, Secret: secretOf(cfg, w.SecretVar), TokenURL: w.TokenURL, Scope: w.Scope}.Token()
 	default:
 		o.Password = secretOf(cfg, w.SecretVar)
+	}
+	if o.AuthMode == warehouse.AuthKeyFile && o.Kind != warehouse.Snowflake {
+		// A TLS client certificate, read by etl-craft: the drivers cannot
+		// decrypt every form of key.
+		certFile := w.CertFile
+		if certFile == "" {
+			certFile = w.Params["sslcert"]
+		}
+		o.Params = maps.Clone(w.Params)
+		delete(o.Params, "sslkey")
+		delete(o.Params, "sslcert")
+		o.ClientCert = pemkey.ClientCertificate(w.KeyFile, certFile, secretOf(cfg, w.SecretVar))
 	}
 	return o
 }

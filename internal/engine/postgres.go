@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/tls"
 	"database/sql"
 	"errors"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pgauth"
 )
 
 type postgresDialect struct{}
@@ -28,7 +28,7 @@ func (postgresDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
 		return nil, exit.Wrap(exit.Configuration, err, "the PostgreSQL Engine DB connection settings are invalid")
 	}
 	if opts.ClientCert != nil {
-		if err := presentCertificate(cfg, opts.ClientCert); err != nil {
+		if err := pgauth.PresentCertificate(&cfg.Config, opts.ClientCert); err != nil {
 			return nil, err
 		}
 	}
@@ -52,26 +52,6 @@ func (postgresDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
 		return nil
 	}
 	return stdlib.OpenDB(*cfg, stdlib.OptionBeforeConnect(before)), nil
-}
-
-// presentCertificate makes every TLS attempt of cfg present the client
-// certificate cert returns; a configuration without TLS cannot.
-func presentCertificate(cfg *pgx.ConnConfig, cert func() (tls.Certificate, error)) error {
-	if cfg.TLSConfig == nil {
-		return exit.Errorf(exit.Configuration,
-			"a client-certificate login (auth_mode key_file) needs SSL: set sslmode=require, verify-ca or verify-full in the Engine jdbc_url")
-	}
-	c, err := cert()
-	if err != nil {
-		return err
-	}
-	cfg.TLSConfig.Certificates = []tls.Certificate{c}
-	for _, fb := range cfg.Fallbacks {
-		if fb.TLSConfig != nil {
-			fb.TLSConfig.Certificates = []tls.Certificate{c}
-		}
-	}
-	return nil
 }
 
 func (postgresDialect) check(ctx context.Context, db *DB) error {

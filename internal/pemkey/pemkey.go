@@ -1,11 +1,13 @@
 // Package pemkey reads the private key of a key_file login from a PEM
 // file, encrypted with the profile's secret or not: PKCS#8 (encrypted as
 // `openssl pkcs8 -topk8` makes it, or plain), PKCS#1 RSA and SEC 1 EC keys
-// (in the traditional encrypted form, or plain).
+// (in the traditional encrypted form, or plain); and, with its certificate,
+// the TLS client certificate of the login.
 package pemkey
 
 import (
 	"crypto"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"os"
@@ -56,6 +58,54 @@ func Read(path, passphrase string) (crypto.Signer, error) {
 		return nil, exit.Errorf(exit.Configuration, "key_file %s holds a %T, which cannot sign", path, key)
 	}
 	return signer, nil
+}
+
+// ClientCertificate returns the function that reads a key_file login's
+// TLS client certificate: the certificate chain in certFile with the key in
+// keyFile, decrypted with the passphrase (nil: none) when it is encrypted.
+// Every failure is a configuration error that names the files and never
+// the passphrase.
+func ClientCertificate(keyFile, certFile string, passphrase func() (string, error)) func() (tls.Certificate, error) {
+	return func() (tls.Certificate, error) {
+		var pass string
+		if passphrase != nil {
+			var err error
+			if pass, err = passphrase(); err != nil {
+				return tls.Certificate{}, err
+			}
+		}
+		key, err := Read(keyFile, pass)
+		if err != nil {
+			return tls.Certificate{}, err
+		}
+		if certFile == "" {
+			return tls.Certificate{}, exit.Errorf(exit.Configuration,
+				"auth_mode key_file needs the client certificate: set cert_file (or, on PostgreSQL, sslcert in jdbc_url)")
+		}
+		buf, err := os.ReadFile(certFile)
+		if err != nil {
+			return tls.Certificate{}, exit.Wrap(exit.Configuration, err, "could not read cert_file %s", certFile)
+		}
+		var cert tls.Certificate
+		for block, rest := pem.Decode(buf); block != nil; block, rest = pem.Decode(rest) {
+			if block.Type == "CERTIFICATE" {
+				cert.Certificate = append(cert.Certificate, block.Bytes)
+			}
+		}
+		if len(cert.Certificate) == 0 {
+			return tls.Certificate{}, exit.Errorf(exit.Configuration, "cert_file %s holds no PEM certificate", certFile)
+		}
+		leaf, err := x509.ParseCertificate(cert.Certificate[0])
+		if err != nil {
+			return tls.Certificate{}, exit.Wrap(exit.Configuration, err, "cert_file %s holds no valid certificate", certFile)
+		}
+		if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(leaf.PublicKey) {
+			return tls.Certificate{}, exit.Errorf(exit.Configuration,
+				"cert_file %s is not the certificate of the key in key_file %s", certFile, keyFile)
+		}
+		cert.PrivateKey, cert.Leaf = key, leaf
+		return cert, nil
+	}
 }
 
 // wrongPassphrase is the error of a key that the profile's secret does not

@@ -6,12 +6,16 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/youmark/pkcs8"
 
@@ -82,5 +86,61 @@ func TestRead(t *testing.T) {
 	}
 	if _, err := Read(filepath.Join(t.TempDir(), "none.pem"), ""); !exit.Is(err, exit.Configuration) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// selfSigned writes a certificate for key, PEM, to a file and returns its
+// path.
+func selfSigned(t *testing.T, key *ecdsa.PrivateKey) string {
+	t.Helper()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "etl_craft_cert"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "client.crt")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A key_file login presents its certificate with its key, decrypted with
+// the secret; a wrong passphrase, or a certificate of another key, fails
+// with a configuration error naming the files and not the passphrase.
+func TestClientCertificate(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := pkcs8.MarshalPrivateKey(key, []byte("right-pass"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "client.key")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	own, foreign := selfSigned(t, key), selfSigned(t, other)
+	cert := func(certFile, pass string) (tls.Certificate, error) {
+		return ClientCertificate(keyFile, certFile, func() (string, error) { return pass, nil })()
+	}
+	if c, err := cert(own, "right-pass"); err != nil || !key.Equal(c.PrivateKey) || len(c.Certificate) != 1 {
+		t.Errorf("right passphrase: %v", err)
+	}
+	for _, c := range []struct{ certFile, pass, want string }{
+		{own, "wrong-pass", "could not decrypt key_file " + keyFile},
+		{foreign, "right-pass", "cert_file " + foreign + " is not the certificate of the key in key_file " + keyFile},
+		{"", "right-pass", "auth_mode key_file needs the client certificate"},
+	} {
+		if _, err := cert(c.certFile, c.pass); !exit.Is(err, exit.Configuration) || !strings.Contains(err.Error(), c.want) ||
+			strings.Contains(err.Error(), c.pass) {
+			t.Errorf("%s, %s: %v", c.certFile, c.pass, err)
+		}
 	}
 }

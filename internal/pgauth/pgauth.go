@@ -1,18 +1,14 @@
 // Package pgauth gives a PostgreSQL login (the Engine DB, or a PostgreSQL
 // warehouse) the password its auth_mode logs in with: the profile's secret
-// itself, an OAuth client-credentials token, or an AWS RDS IAM token; and a
-// key_file login its TLS client certificate.
+// itself, an OAuth client-credentials token, or an AWS RDS IAM token; and
+// presents a key_file login's client certificate.
 package pgauth
 
 import (
 	"context"
-	"crypto"
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
@@ -23,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/etl-craft/etl-craft/internal/clientcred"
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/etl-craft/etl-craft/internal/pemkey"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The auth modes of a PostgreSQL profile.
@@ -45,9 +41,6 @@ type Login struct {
 	Port int
 	// User is the login role.
 	User string
-	// KeyFile and CertFile are the key_file login's client key and
-	// certificate, absolute paths.
-	KeyFile, CertFile string
 	// Secret returns the secret variable's value; nil when the profile has
 	// none.
 	Secret func() (string, error)
@@ -63,7 +56,7 @@ const requestTimeout = 30 * time.Second
 
 // Password returns the function every new connection calls for its
 // password (nil when the login sends none, as a key_file login: its secret
-// is the key's passphrase, see ClientCertificate). Tokens are minted as
+// is the key's passphrase, see pemkey.ClientCertificate). Tokens are minted as
 // connections need them: an oauth token is reused until it expires, an RDS
 // IAM token (valid 15 minutes) is built for each connection. A mode this
 // build cannot log in with fails every connection with a configuration
@@ -88,55 +81,25 @@ func Password(l Login) func() (string, error) {
 	return func() (string, error) { return "", err }
 }
 
-// ClientCertificate returns the function that reads a key_file login's
-// TLS client certificate: the certificate chain in CertFile with the key in
-// KeyFile, decrypted with the secret when it is encrypted (see pemkey); nil
-// for the other modes. Every failure is a configuration error that names
-// the file and never the passphrase.
-func ClientCertificate(l Login) func() (tls.Certificate, error) {
-	if l.Mode != ModeKeyFile {
-		return nil
+// PresentCertificate makes every TLS attempt of the connection settings
+// cfg present the client certificate cert returns (see ClientCertificate);
+// settings without TLS cannot, which is a configuration error.
+func PresentCertificate(cfg *pgconn.Config, cert func() (tls.Certificate, error)) error {
+	if cfg.TLSConfig == nil {
+		return exit.Errorf(exit.Configuration,
+			"a client-certificate login (auth_mode key_file) needs SSL: set sslmode=require, verify-ca or verify-full in jdbc_url")
 	}
-	return func() (tls.Certificate, error) {
-		var pass string
-		if l.Secret != nil {
-			var err error
-			if pass, err = l.Secret(); err != nil {
-				return tls.Certificate{}, err
-			}
-		}
-		key, err := pemkey.Read(l.KeyFile, pass)
-		if err != nil {
-			return tls.Certificate{}, err
-		}
-		if l.CertFile == "" {
-			return tls.Certificate{}, exit.Errorf(exit.Configuration,
-				"auth_mode key_file needs the client certificate: set cert_file (or sslcert in jdbc_url)")
-		}
-		buf, err := os.ReadFile(l.CertFile)
-		if err != nil {
-			return tls.Certificate{}, exit.Wrap(exit.Configuration, err, "could not read cert_file %s", l.CertFile)
-		}
-		var cert tls.Certificate
-		for block, rest := pem.Decode(buf); block != nil; block, rest = pem.Decode(rest) {
-			if block.Type == "CERTIFICATE" {
-				cert.Certificate = append(cert.Certificate, block.Bytes)
-			}
-		}
-		if len(cert.Certificate) == 0 {
-			return tls.Certificate{}, exit.Errorf(exit.Configuration, "cert_file %s holds no PEM certificate", l.CertFile)
-		}
-		leaf, err := x509.ParseCertificate(cert.Certificate[0])
-		if err != nil {
-			return tls.Certificate{}, exit.Wrap(exit.Configuration, err, "cert_file %s holds no valid certificate", l.CertFile)
-		}
-		if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(leaf.PublicKey) {
-			return tls.Certificate{}, exit.Errorf(exit.Configuration,
-				"cert_file %s is not the certificate of the key in key_file %s", l.CertFile, l.KeyFile)
-		}
-		cert.PrivateKey, cert.Leaf = key, leaf
-		return cert, nil
+	c, err := cert()
+	if err != nil {
+		return err
 	}
+	cfg.TLSConfig.Certificates = []tls.Certificate{c}
+	for _, fb := range cfg.Fallbacks {
+		if fb.TLSConfig != nil {
+			fb.TLSConfig.Certificates = []tls.Certificate{c}
+		}
+	}
+	return nil
 }
 
 // rdsIAM returns a password function that builds an AWS RDS IAM

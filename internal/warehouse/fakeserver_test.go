@@ -1,6 +1,7 @@
 package warehouse
 
 import (
+	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -42,7 +43,15 @@ type tlsServer struct {
 }
 
 func serveTLS(t *testing.T, h http.HandlerFunc) tlsServer {
-	srv := httptest.NewTLSServer(h)
+	return serveTLSWith(t, h, tls.NoClientCert)
+}
+
+// serveTLSWith serves h over TLS, asking clients for certificates as auth
+// says, until the test ends.
+func serveTLSWith(t *testing.T, h http.HandlerFunc, auth tls.ClientAuthType) tlsServer {
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{ClientAuth: auth}
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
 	port, _ := strconv.Atoi(u.Port())

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pgauth"
 )
 
 // postgresURL is the connection URL of a PostgreSQL warehouse, without any
@@ -55,6 +56,11 @@ func openPostgres(d Dialect, opts Options) (Warehouse, error) {
 	cfg.RuntimeParams["timezone"] = "UTC"
 	cfg.ConnectTimeout = opts.ConnectTimeout
 	cfg.BuildContextWatcherHandler = cancelOnServer
+	if opts.ClientCert != nil {
+		if err := pgauth.PresentCertificate(&cfg.Config, opts.ClientCert); err != nil {
+			return nil, err
+		}
+	}
 	before := func(_ context.Context, c *pgx.ConnConfig) error {
 		pw, err := secretOf(opts)
 		c.Password = pw

@@ -2,10 +2,12 @@ package warehouse
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -66,6 +68,13 @@ func openTrino(d Dialect, opts Options) (Warehouse, error) {
 		[2]string{"a host", opts.Host}, [2]string{"a catalog", opts.Catalog}, [2]string{"a schema", opts.Schema}); err != nil {
 		return nil, err
 	}
+	if opts.ClientCert != nil {
+		client, err := clientCertClient(opts.HTTPClient, opts.ClientCert)
+		if err != nil {
+			return nil, err
+		}
+		opts.HTTPClient = client
+	}
 	c := secretConnector{opts: opts, drv: &trino.Driver{}, connect: func(ctx context.Context, secret string) (driver.Conn, error) {
 		conn, err := trino.NewConnector(trinoConfig(opts, secret))
 		if err != nil {
@@ -112,4 +121,32 @@ func CheckTrinoCatalog(ctx context.Context, w Warehouse) error {
 			sw.catalog, connector)
 	}
 	return nil
+}
+
+// clientCertClient returns an HTTP client like c (nil: the default one)
+// whose TLS connections present the client certificate cert returns.
+func clientCertClient(c *http.Client, cert func() (tls.Certificate, error)) (*http.Client, error) {
+	crt, err := cert()
+	if err != nil {
+		return nil, err
+	}
+	base := http.DefaultTransport
+	out := &http.Client{}
+	if c != nil {
+		*out = *c
+		if c.Transport != nil {
+			base = c.Transport
+		}
+	}
+	t, ok := base.(*http.Transport)
+	if !ok {
+		return nil, fmt.Errorf("the HTTP transport is a %T, which cannot present a client certificate", base)
+	}
+	t = t.Clone()
+	if t.TLSClientConfig == nil {
+		t.TLSClientConfig = &tls.Config{}
+	}
+	t.TLSClientConfig.Certificates = []tls.Certificate{crt}
+	out.Transport = t
+	return out, nil
 }

@@ -2,15 +2,25 @@ package warehouse
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
 // coordinator is a Trino coordinator's client protocol on a local TLS
@@ -25,6 +35,7 @@ type coordinator struct {
 type trinoCall struct {
 	query  string
 	header http.Header
+	peer   string // the common name of the client's certificate, if any
 }
 
 func newCoordinator(t *testing.T) *coordinator {
@@ -38,7 +49,11 @@ func (c *coordinator) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/statement":
 		body, _ := io.ReadAll(r.Body)
-		n := c.sent.add(trinoCall{query: string(body), header: r.Header.Clone()})
+		call := trinoCall{query: string(body), header: r.Header.Clone()}
+		if certs := r.TLS.PeerCertificates; len(certs) > 0 {
+			call.peer = certs[0].Subject.CommonName
+		}
+		n := c.sent.add(call)
 		json.NewEncoder(w).Encode(map[string]any{
 			"id": "q" + strconv.Itoa(n), "nextUri": c.srv.URL + "/v1/statement/executing/q" + strconv.Itoa(n) + "/1",
 			"stats": map[string]any{"state": "QUEUED"},
@@ -210,5 +225,46 @@ func TestTrinoCatalogCheck(t *testing.T) {
 	stmt, _ := url.QueryUnescape(strings.TrimPrefix(calls[0].header.Get("X-Trino-Prepared-Statement"), "_trino_go="))
 	if stmt != "SELECT connector_name FROM system.metadata.catalogs WHERE catalog_name = ?" || len(calls) != 3 {
 		t.Errorf("asked %q, %d calls", stmt, len(calls))
+	}
+}
+
+// A key_file login presents its client certificate on every request, and
+// sends no Authorization header.
+func TestTrinoClientCertificate(t *testing.T) {
+	coord := &coordinator{}
+	coord.srv = serveTLSWith(t, coord.serve, tls.RequireAnyClientCert)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "etl-craft-loader"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	opts := coord.options(AuthKeyFile, &reads)
+	opts.Password = nil
+	opts.ClientCert = func() (tls.Certificate, error) {
+		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+	}
+	w, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if ok, err := w.SchemaExists(context.Background(), "etl_craft"); err != nil || !ok {
+		t.Fatalf("SchemaExists = %v, %v", ok, err)
+	}
+	call := coord.sent.all()[0]
+	if call.peer != "etl-craft-loader" || call.header.Get("Authorization") != "" {
+		t.Fatalf("client certificate %q, Authorization %q", call.peer, call.header.Get("Authorization"))
+	}
+
+	// A key_file login without its certificate is refused before connecting.
+	opts.ClientCert = nil
+	if _, err := Open(context.Background(), opts); !exit.Is(err, exit.Configuration) {
+		t.Fatalf("key_file without a certificate: %v", err)
 	}
 }

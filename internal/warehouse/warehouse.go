@@ -16,6 +16,7 @@ package warehouse
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
@@ -39,15 +40,15 @@ const (
 	AuthToken    AuthMode = "token"    // a bearer or access token read through Password
 	AuthOAuth    AuthMode = "oauth"    // an OAuth client-credentials access token, minted by Password
 	AuthSTS      AuthMode = "sts"      // PostgreSQL: an AWS RDS IAM token, built by Password
-	AuthKeyFile  AuthMode = "key_file" // Snowflake: a key-pair (JWT) login with KeyFile, Password its passphrase
+	AuthKeyFile  AuthMode = "key_file" // a private key: Snowflake's key pair (KeyFile), PostgreSQL's and Trino's TLS client certificate (ClientCert)
 )
 
 // authModes lists each warehouse's accepted modes; the first is the default
 // when Options.AuthMode is empty.
 var authModes = map[Kind][]AuthMode{
 	DuckDB:     {AuthNone},
-	Postgres:   {AuthPassword, AuthToken, AuthOAuth, AuthSTS, AuthNone},
-	Trino:      {AuthNone, AuthPassword, AuthToken, AuthOAuth},
+	Postgres:   {AuthPassword, AuthToken, AuthOAuth, AuthSTS, AuthKeyFile, AuthNone},
+	Trino:      {AuthNone, AuthPassword, AuthToken, AuthOAuth, AuthKeyFile},
 	Databricks: {AuthToken, AuthOAuth},
 	Snowflake:  {AuthPassword, AuthToken, AuthOAuth, AuthKeyFile},
 }
@@ -76,8 +77,12 @@ type Options struct {
 	// Password returns the password or token. It is called at each new
 	// connection and its result is never stored or logged. Nil means none.
 	Password func() (string, error)
-	// KeyFile is the PEM private key of a key_file login, an absolute path.
+	// KeyFile is the PEM private key of a Snowflake key_file login, an
+	// absolute path; Password returns its passphrase.
 	KeyFile string
+	// ClientCert returns the TLS client certificate of a PostgreSQL or
+	// Trino key_file login; it is read when the warehouse is opened.
+	ClientCert func() (tls.Certificate, error)
 
 	HTTPPath  string // Databricks: /sql/1.0/warehouses/<id>
 	Account   string // Snowflake account identifier
@@ -164,9 +169,12 @@ func Open(ctx context.Context, opts Options) (Warehouse, error) {
 			"auth_mode %q is not available for the %s warehouse: use %s",
 			string(opts.AuthMode), opts.Kind, strings.Join(names, ", "))
 	}
-	if opts.AuthMode != AuthNone && opts.Password == nil {
+	if opts.AuthMode != AuthNone && opts.AuthMode != AuthKeyFile && opts.Password == nil {
 		return nil, exit.Errorf(exit.Configuration,
 			"the %s warehouse's auth_mode %s needs a secret: set the profile's secret (or token)", opts.Kind, opts.AuthMode)
+	}
+	if opts.AuthMode == AuthKeyFile && opts.Kind != Snowflake && opts.ClientCert == nil {
+		return nil, exit.Errorf(exit.Configuration, "the %s warehouse's auth_mode key_file needs key_file and cert_file", opts.Kind)
 	}
 	if opts.ConnectTimeout == 0 {
 		opts.ConnectTimeout = 10 * time.Second
