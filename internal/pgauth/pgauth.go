@@ -17,9 +17,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	rdsauth "github.com/aws/aws-sdk-go-v2/feature/rds/auth"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/etl-craft/etl-craft/internal/clientcred"
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The auth modes of a PostgreSQL profile.
@@ -56,9 +57,9 @@ const requestTimeout = 30 * time.Second
 
 // Password returns the function every new connection calls for its
 // password (nil when the login sends none, as a key_file login: its secret
-// is the key's passphrase, see pemkey.ClientCertificate). Tokens are minted as
-// connections need them: an oauth token is reused until it expires, an RDS
-// IAM token (valid 15 minutes) is built for each connection. A mode this
+// is the key's passphrase, see pemkey.ClientCertificate). Tokens are minted
+// as connections need them: an oauth token is reused until it expires, an
+// RDS IAM token (valid 15 minutes) is built for each connection. A mode this
 // build cannot log in with fails every connection with a configuration
 // error that names it.
 func Password(l Login) func() (string, error) {
