@@ -4,7 +4,8 @@
 # It starts a throwaway PostgreSQL server (initdb and pg_ctl in a temporary
 # folder, on a free local port), installing Debian's postgresql package when
 # the server binaries are missing, then runs gofmt, go vet and go test against
-# it, and stops it. Extra arguments go to `go test` (default ./...).
+# it, and stops it. Extra arguments go to `go test` (default -race ./...: every
+# test under the race detector).
 #
 # The server also takes SSL, with a certificate from a throwaway CA made at
 # start-up; role etl_craft_cert logs in over SSL with a client certificate
@@ -118,5 +119,5 @@ fi
 log "go vet"
 go vet ./...
 log "go test"
-if [ $# -eq 0 ]; then set -- ./...; fi
+if [ $# -eq 0 ]; then set -- -race ./...; fi
 go test -timeout 25m "$@"
