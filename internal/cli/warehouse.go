@@ -35,6 +35,7 @@ func warehouseOptions(cfg *config.Config) *warehouse.Options {
 		Account:     w.Account,
 		Warehouse:   w.SnowflakeWarehouse,
 		Role:        w.Role,
+		RoleARN:     w.RoleARN,
 	}
 	switch {
 	case o.Kind == warehouse.Postgres:

@@ -25,7 +25,8 @@ func SnowflakeAccount(account string) string {
 // snowflakeConfig is the connector configuration of one connection. A
 // password logs in as the user; a token is a programmatic access token; an
 // oauth token is an OAuth access token; a key_file login signs a JWT with
-// the user's RSA key, the secret being the key's passphrase.
+// the user's RSA key, the secret being the key's passphrase; an sts login is
+// AWS workload identity federation.
 // Every session sets TIMEZONE to UTC. Host and port, when set, replace the
 // account's own address (a proxy or private link).
 func snowflakeConfig(opts Options, secret string) (gosnowflake.Config, error) {
@@ -52,6 +53,15 @@ func snowflakeConfig(opts Options, secret string) (gosnowflake.Config, error) {
 	case AuthOAuth:
 		cfg.Authenticator = gosnowflake.AuthTypeOAuth
 		cfg.Token = secret
+	case AuthSTS:
+		// Workload identity federation: a signed STS GetCallerIdentity
+		// request made with the environment's AWS credentials proves who
+		// connects, after assuming RoleARN when it is set.
+		cfg.Authenticator = gosnowflake.AuthTypeWorkloadIdentityFederation
+		cfg.WorkloadIdentityProvider = "AWS"
+		if opts.RoleARN != "" {
+			cfg.WorkloadIdentityImpersonationPath = []string{opts.RoleARN}
+		}
 	case AuthKeyFile:
 		key, err := pemkey.Read(opts.KeyFile, secret)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -250,5 +251,48 @@ func TestSnowflakeKeyPair(t *testing.T) {
 	err = bad.Ping(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "could not decrypt key_file "+opts.KeyFile) || strings.Contains(err.Error(), "wr0ng") {
 		t.Fatalf("a wrong passphrase: %v", err)
+	}
+}
+
+// An sts login is AWS workload identity federation: the login carries an
+// STS GetCallerIdentity request signed with the environment's AWS
+// credentials in its region, and no secret.
+func TestSnowflakeWorkloadIdentity(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	svc := newSnowflakeService(t)
+	opts := svc.options(AuthSTS)
+	opts.Password = nil
+	w, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	login := svc.logins.all()[0].data
+	raw, _ := login["TOKEN"].(string)
+	decoded, err := base64.StdEncoding.DecodeString(raw)
+	if err != nil || login["AUTHENTICATOR"] != "WORKLOAD_IDENTITY" || login["PROVIDER"] != "AWS" || login["PASSWORD"] != nil {
+		t.Fatalf("login %v: %v", login, err)
+	}
+	var signed struct {
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	if err := json.Unmarshal(decoded, &signed); err != nil {
+		t.Fatal(err)
+	}
+	if signed.URL != "https://sts.eu-west-1.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15" ||
+		!strings.Contains(signed.Headers["Authorization"], "Credential=AKIDEXAMPLE/") ||
+		strings.Contains(string(decoded), "wJalrXUtnFEMI") {
+		t.Fatalf("attestation %s", decoded)
 	}
 }

@@ -39,7 +39,7 @@ const (
 	AuthPassword AuthMode = "password" // user and password
 	AuthToken    AuthMode = "token"    // a bearer or access token read through Password
 	AuthOAuth    AuthMode = "oauth"    // an OAuth client-credentials access token, minted by Password
-	AuthSTS      AuthMode = "sts"      // PostgreSQL: an AWS RDS IAM token, built by Password
+	AuthSTS      AuthMode = "sts"      // AWS credentials: PostgreSQL's RDS IAM token (built by Password), Snowflake's workload identity
 	AuthKeyFile  AuthMode = "key_file" // a private key: Snowflake's key pair (KeyFile), PostgreSQL's and Trino's TLS client certificate (ClientCert)
 )
 
@@ -50,7 +50,7 @@ var authModes = map[Kind][]AuthMode{
 	Postgres:   {AuthPassword, AuthToken, AuthOAuth, AuthSTS, AuthKeyFile, AuthNone},
 	Trino:      {AuthNone, AuthPassword, AuthToken, AuthOAuth, AuthKeyFile},
 	Databricks: {AuthToken, AuthOAuth},
-	Snowflake:  {AuthPassword, AuthToken, AuthOAuth, AuthKeyFile},
+	Snowflake:  {AuthPassword, AuthToken, AuthOAuth, AuthKeyFile, AuthSTS},
 }
 
 // Options says which warehouse to open and how. The cli package fills it
@@ -88,6 +88,7 @@ type Options struct {
 	Account   string // Snowflake account identifier
 	Warehouse string // Snowflake virtual warehouse
 	Role      string // Snowflake role
+	RoleARN   string // Snowflake sts: the AWS role to assume first
 
 	// HTTPClient carries the requests of the warehouses spoken over HTTP
 	// (Trino, Databricks, Snowflake); nil means http.DefaultClient.
@@ -169,7 +170,7 @@ func Open(ctx context.Context, opts Options) (Warehouse, error) {
 			"auth_mode %q is not available for the %s warehouse: use %s",
 			string(opts.AuthMode), opts.Kind, strings.Join(names, ", "))
 	}
-	if opts.AuthMode != AuthNone && opts.AuthMode != AuthKeyFile && opts.Password == nil {
+	if opts.AuthMode != AuthNone && opts.AuthMode != AuthKeyFile && opts.AuthMode != AuthSTS && opts.Password == nil {
 		return nil, exit.Errorf(exit.Configuration,
 			"the %s warehouse's auth_mode %s needs a secret: set the profile's secret (or token)", opts.Kind, opts.AuthMode)
 	}
