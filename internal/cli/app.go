@@ -2,10 +2,11 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
+	"maps"
 	"os"
 	"time"
 
@@ -110,25 +111,29 @@ func engineOptions(cfg *config.Config) engine.Options {
 	if e.Kind == config.EngineSQLite {
 		return engine.Options{Kind: engine.SQLite, Path: e.SQLitePath}
 	}
-	dsn := e.DSN()
 	opts := engine.Options{Kind: engine.Postgres, Schema: e.Schema, Password: postgresPassword(cfg, e.Auth, e.Host, e.Port)}
-	if e.AuthMode == pgauth.ModeKeyFile {
-		// etl-craft reads the key and certificate itself: the driver cannot
-		// decrypt every form of key.
-		u, _ := url.Parse(dsn)
-		q := u.Query()
-		certFile := e.CertFile
-		if certFile == "" {
-			certFile = q.Get("sslcert")
-		}
-		q.Del("sslkey")
-		q.Del("sslcert")
-		u.RawQuery = q.Encode()
-		dsn = u.String()
-		opts.ClientCert = pemkey.ClientCertificate(e.KeyFile, certFile, secretOf(cfg, e.SecretVar))
-	}
-	opts.DSN = dsn
+	e.Params, opts.ClientCert = clientCertificate(cfg, e.Auth, e.Params)
+	opts.DSN = e.DSN()
 	return opts
+}
+
+// clientCertificate returns, for a key_file login, the URL settings params
+// without sslkey and sslcert, and the TLS client certificate (cert_file,
+// else sslcert, with the key in key_file) that etl-craft reads itself: the
+// drivers cannot decrypt every form of key. Other logins get params as
+// they are and no certificate.
+func clientCertificate(cfg *config.Config, a config.Auth, params map[string]string) (map[string]string, func() (tls.Certificate, error)) {
+	if a.AuthMode != pgauth.ModeKeyFile {
+		return params, nil
+	}
+	certFile := a.CertFile
+	if certFile == "" {
+		certFile = params["sslcert"]
+	}
+	params = maps.Clone(params)
+	delete(params, "sslkey")
+	delete(params, "sslcert")
+	return params, pemkey.ClientCertificate(a.KeyFile, certFile, secretOf(cfg, a.SecretVar))
 }
 
 // postgresPassword returns what a PostgreSQL login of the profile's auth

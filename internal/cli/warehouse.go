@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"maps"
-
 	"github.com/etl-craft/etl-craft/internal/clientcred"
 	"github.com/etl-craft/etl-craft/internal/config"
-	"github.com/etl-craft/etl-craft/internal/pemkey"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -45,17 +42,8 @@ func warehouseOptions(cfg *config.Config) *warehouse.Options {
 	default:
 		o.Password = secretOf(cfg, w.SecretVar)
 	}
-	if o.AuthMode == warehouse.AuthKeyFile && o.Kind != warehouse.Snowflake {
-		// A TLS client certificate, read by etl-craft: the drivers cannot
-		// decrypt every form of key.
-		certFile := w.CertFile
-		if certFile == "" {
-			certFile = w.Params["sslcert"]
-		}
-		o.Params = maps.Clone(w.Params)
-		delete(o.Params, "sslkey")
-		delete(o.Params, "sslcert")
-		o.ClientCert = pemkey.ClientCertificate(w.KeyFile, certFile, secretOf(cfg, w.SecretVar))
+	if o.Kind != warehouse.Snowflake { // Snowflake's key_file is a key pair, not a certificate
+		o.Params, o.ClientCert = clientCertificate(cfg, w.Auth, w.Params)
 	}
 	return o
 }
