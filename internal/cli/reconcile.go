@@ -11,13 +11,14 @@ import (
 func (a *app) reconcileCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reconcile",
-		Short: "Fence the attempts whose process stopped renewing its lease, and release their runs",
-		Long: "reconcile finds the CLAIMED and RUNNING attempts whose lease expired. On this host, an attempt\n" +
-			"whose process is gone is recorded LOST, and one whose process is alive but stuck is recorded\n" +
-			"LOST and its process stopped; another host's attempt is recorded LOST once its lease has been\n" +
-			"expired for two more lease periods. The task then reads FAILED, naming the lost owner, and is\n" +
-			"retried when its RETRIES allow. Runs whose supervisor's lease expired, and that have no live\n" +
-			"attempt, are released so the next run resumes them. Every run does this first.",
+		Short: "Fence the attempts whose process is gone or stopped renewing its lease, and release their runs",
+		Long: "reconcile finds the CLAIMED and RUNNING attempts whose owner can no longer finish them. On this\n" +
+			"host, an attempt whose process is gone is recorded LOST at once, live lease or not, and one whose\n" +
+			"process is alive but whose lease expired (stuck) is recorded LOST and its process stopped;\n" +
+			"another host's attempt is recorded LOST once its lease has been expired for two more lease\n" +
+			"periods. The task then reads FAILED, naming the lost owner, and is retried when its RETRIES\n" +
+			"allow. Runs whose supervisor is gone from this host or whose lease expired, and that have no\n" +
+			"live attempt, are released so the next run resumes them. Every run does this first.",
 		Args: cobra.NoArgs,
 	}
 	pipe := addPipelineFlag(cmd, false, "only this pipeline's work")

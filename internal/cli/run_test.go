@@ -253,45 +253,6 @@ func expireLeases(t *testing.T, db *engine.DB) {
 	}
 }
 
-func TestAKilledSupervisorIsReconciledAndItsRunResumed(t *testing.T) {
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
-		p, w, db := gatedProject(t, kind)
-		cmd := p.command(nil, "run", "--pipeline_code", "KP")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, db, 1, runningHeld)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		// The dead supervisor's backend would wait for the gate forever.
-		mustExec(t, w, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%wait_for_gate%' AND pid <> pg_backend_pid()")
-
-		if r := p.ok("reconcile"); r.stdout != "reconcile: 0 attempt(s) LOST, 0 run(s) released\n" {
-			t.Fatalf("a live lease was reconciled: %q", r.stdout)
-		}
-		wantExit(t, p.run(nil, "run", "--pipeline_code", "KP"), 9, "is supervised by")
-		expireLeases(t, db)
-		r := p.ok("reconcile", "--pipeline_code", "KP")
-		if !strings.HasSuffix(r.stdout, "reconcile: 1 attempt(s) LOST, 1 run(s) released\n") || !strings.Contains(r.stdout, "LOST\tKP.held\t") {
-			t.Fatalf("reconcile: %q", r.stdout)
-		}
-		owner := scalar(t, db, "SELECT OWNER_ID FROM AUD_TASK_ATTEMPTS WHERE STATUS = 'LOST'")
-		if msg := scalar(t, db, "SELECT ERROR_MESSAGE FROM AUD_TASK_RUN_LOG WHERE STATUS = 'FAILED'"); msg !=
-			"attempt 1 was lost: its owner "+owner+" stopped renewing its lease" {
-			t.Fatalf("summary %q", msg)
-		}
-		mustExec(t, w, "UPDATE public.gate SET open = 1")
-		r = p.ok("run", "--pipeline_code", "KP")
-		if r.stdout != "KP: pipeline_run_id=1 SUCCESS\n" {
-			t.Fatalf("%q", r.stdout)
-		}
-		got := []string{attemptStatuses(t, db, 1, "first"), attemptStatuses(t, db, 1, "held"), attemptStatuses(t, db, 1, "last")}
-		if fmt.Sprint(got) != "[SUCCESS LOST SUCCESS SUCCESS]" || count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG") != 1 {
-			t.Fatalf("attempts %q", got)
-		}
-	})
-}
-
 func TestTwoRunProcessesStartedTogether(t *testing.T) {
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p, w, db := gatedProject(t, kind)

@@ -64,6 +64,10 @@ func NewOwner() string {
 	return fmt.Sprintf("%s:%d:%s:%s", p.Host, p.PID, p.Start, hex.EncodeToString(b))
 }
 
+// errEnded is processStart's answer for a process that has ended but was not
+// yet reaped (a zombie).
+var errEnded = errors.New("the process has ended")
+
 // processStart reads a process's start time, in clock ticks after boot, from
 // /proc/<pid>/stat. A missing process is an error.
 func processStart(pid int) (string, error) {
@@ -83,7 +87,7 @@ func processStart(pid int) (string, error) {
 		return "", errors.New("short /proc stat line")
 	}
 	if fields[0] == "Z" || fields[0] == "X" {
-		return "", errors.New("the process has ended")
+		return "", errEnded
 	}
 	return fields[19], nil
 }
@@ -96,6 +100,62 @@ func (p Process) Alive() bool {
 	}
 	start, err := processStart(p.PID)
 	return err == nil && start == p.Start
+}
+
+// Gone reports whether the process verifiably no longer runs: it is of this
+// host, and its pid is free, names a process that has ended, or names
+// another process (another start time: the pid was reused). A process that
+// cannot be checked is never gone: one of another host, or one whose /proc
+// entry cannot be read while its pid is taken (another user's process, with
+// /proc mounted hidepid, answers kill(pid, 0) with EPERM).
+func (p Process) Gone() bool {
+	if p.Host != Self().Host || p.PID <= 0 || p.Start == "" {
+		return false
+	}
+	start, err := processStart(p.PID)
+	switch {
+	case err == nil:
+		return start != p.Start
+	case errors.Is(err, errEnded):
+		return true
+	}
+	return errors.Is(syscall.Kill(p.PID, 0), syscall.ESRCH)
+}
+
+// ownerProcess returns the process an owner id names
+// (host:pid:process-start:<8 hex>, see NewOwner); an id of another form
+// names no process, and its holder is then never Gone.
+func ownerProcess(owner string) Process {
+	parts := strings.Split(owner, ":")
+	n := len(parts)
+	if n < 4 {
+		return Process{}
+	}
+	pid, err := strconv.Atoi(parts[n-3])
+	if err != nil {
+		return Process{}
+	}
+	return Process{Host: strings.Join(parts[:n-3], ":"), PID: pid, Start: parts[n-2]}
+}
+
+// takeable decides whether a lease held by the process p, read as ending at
+// lease, may be taken away at now, and returns the time before which the
+// lease must end for the fencing write to take it (the write checks that
+// the lease is still the one read, so a holder that renewed keeps it). A
+// holder that is Gone can renew no more, so its lease is taken at once. A
+// lease of this host is taken once it has expired; one of another host,
+// whose process cannot be checked from here, once it has been expired for
+// grace more.
+func takeable(p Process, lease, now time.Time, grace time.Duration) (before time.Time, ok bool) {
+	switch {
+	case p.Gone():
+		return lease.Add(time.Second), true
+	case p.Host != Self().Host:
+		before = now.Add(-grace)
+	default:
+		before = now
+	}
+	return before, lease.Before(before)
 }
 
 // IsSelf reports whether p is this process.

@@ -83,21 +83,18 @@ func (l *ledger) runningAttempt(proc Process) (queued, string) {
 func TestReconcileFencesTheAttemptsOfDeadProcesses(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
+		// The process is gone: its attempt is fenced at once, with its
+		// lease still live.
 		q, owner := l.runningAttempt(Process{Host: Self().Host, PID: 99999999, Start: "1"})
 		s := l.supervisor()
-		rec, err := s.Reconcile(l.ctx(), Scope{})
-		if err != nil || len(rec.Lost) != 0 {
-			t.Fatalf("a live lease was reconciled: %+v %v", rec, err)
-		}
-		l.expireAttempt(q.AttemptID, time.Second)
-		rec, err = s.Reconcile(l.ctx(), Scope{PipelineCode: "P"})
+		rec, err := s.Reconcile(l.ctx(), Scope{PipelineCode: "P"})
 		if err != nil || len(rec.Lost) != 1 || rec.Lost[0].AttemptID != q.AttemptID || rec.Lost[0].Owner != owner || rec.Lost[0].Stopped {
 			t.Fatalf("reconcile: %+v %v", rec, err)
 		}
 		if again, _ := s.Reconcile(l.ctx(), Scope{}); len(again.Lost) != 0 {
 			t.Fatalf("a second reconcile: %+v", again)
 		}
-		if got := l.summary(q.TaskRunID); !strings.HasPrefix(got, "FAILED|1|attempt 1 was lost: its owner "+owner) {
+		if got := l.summary(q.TaskRunID); got != "FAILED|1|attempt 1 was lost: its owner "+owner+" ended before finishing it (process 99999999 is gone)" {
 			t.Fatalf("summary %s", got)
 		}
 		// A retry by a new owner; the old owner's late success is stale.
@@ -174,13 +171,13 @@ func TestRunLeases(t *testing.T) {
 		_, err = s.bindRun(l.ctx(), g, start{req: Request{PipelineCode: "P"}, owner: NewOwner()})
 		wantCode(t, err, exit.RunState, "is supervised by "+l.owner)
 		// The run's lease expires while an attempt's lease is live: nothing
-		// is released until that attempt's lease expires too.
-		q, _ := l.runningAttempt(Process{Host: Self().Host, PID: 99999999, Start: "1"})
+		// is released until that attempt is lost.
+		q, _ := l.runningAttempt(Process{Host: "elsewhere.example", PID: 42, Start: "7"})
 		l.exec("UPDATE AUD_PIPELINES_RUN_LOG SET LEASE_EXPIRES_AT = $1 WHERE PIPELINE_RUN_ID = $2", l.db.TimeArg(time.Now().Add(-time.Second)), l.run)
 		if rec, _ := s.Reconcile(l.ctx(), Scope{}); len(rec.Released) != 0 || len(rec.Lost) != 0 {
 			t.Fatalf("released with a live attempt: %+v", rec)
 		}
-		l.expireAttempt(q.AttemptID, time.Second)
+		l.expireAttempt(q.AttemptID, ForeignGrace+time.Second)
 		rec, err := s.Reconcile(l.ctx(), Scope{PipelineCode: "P"})
 		if err != nil || len(rec.Released) != 1 || rec.Released[0] != l.run || len(rec.Lost) != 1 {
 			t.Fatalf("%+v %v", rec, err)

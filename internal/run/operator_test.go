@@ -307,12 +307,13 @@ func TestIgnoreDependenciesAndRerun(t *testing.T) {
 	})
 }
 
-// I13: a task whose process is gone can be marked only with --stale, and
-// only once its lease has expired.
+// I13: a task whose process may be gone can be marked only with --stale,
+// and only once reconcile has fenced it: here, a process of another host
+// once its lease has been expired for the grace.
 func TestMarkingAStaleTask(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
-		q, _ := l.runningAttempt(Process{Host: Self().Host, PID: 99999999, Start: "1"})
+		q, _ := l.runningAttempt(Process{Host: "elsewhere.example", PID: 42, Start: "7"})
 		s := l.supervisor()
 		req := MarkRequest{PipelineCode: "P", TaskCode: "t1", Status: TaskSuccess, Reason: "it finished before the crash"}
 		_, err := s.Mark(l.ctx(), req)
@@ -320,7 +321,7 @@ func TestMarkingAStaleTask(t *testing.T) {
 		req.Stale = true
 		_, err = s.Mark(l.ctx(), req)
 		wantCode(t, err, exit.RunRefused, "its lease is live")
-		l.expireAttempt(q.AttemptID, time.Second)
+		l.expireAttempt(q.AttemptID, ForeignGrace+time.Second)
 		c, err := s.Mark(l.ctx(), req)
 		if err != nil || !strings.HasPrefix(c.Message, "P.t1: marked SUCCESS under pipeline_run_id=") || l.summary(q.TaskRunID) !=
 			"SUCCESS|1|marked SUCCESS by tester@host: it finished before the crash" || fmtList(l.attempts(l.run, "t1")) != "[LOST]" {

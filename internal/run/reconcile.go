@@ -30,7 +30,8 @@ type LostAttempt struct {
 	PipelineCode  string
 	TaskCode      string
 	Number        int
-	// Owner is the lease holder that stopped renewing.
+	// Owner is the lease holder that was fenced: its process is gone, or it
+	// stopped renewing.
 	Owner string
 	// Stopped is set when the owner's process was still alive on this host
 	// and was stopped.
@@ -47,12 +48,15 @@ type Reconciliation struct {
 	Released []int64
 }
 
-// Reconcile fences the CLAIMED and RUNNING attempts whose lease expired:
-// on this host, when the owner's process is gone, or is alive but stuck (it
+// Reconcile fences the CLAIMED and RUNNING attempts whose owner can no
+// longer finish them: on this host, at once when the owner's process is
+// verifiably gone, and once the lease expired when it is alive but stuck (it
 // is then stopped); on another host, once the lease has been expired for two
 // more lease periods. Each becomes LOST, its task's summary FAILED naming the
-// lost owner, and a retry is queued when its policy allows. Runs whose lease
-// expired and that have no live attempt are released for resumption.
+// lost owner, and a retry is queued when its policy allows. Runs whose
+// supervisor is gone from this host, or whose lease expired, and that have
+// no live attempt are released for resumption. A live owner of this host
+// keeps its leases.
 func (s *Supervisor) Reconcile(ctx context.Context, scope Scope) (Reconciliation, error) {
 	var out Reconciliation
 	cond, args, err := s.scopeFilter(ctx, scope)
@@ -65,28 +69,30 @@ func (s *Supervisor) Reconcile(ctx context.Context, scope Scope) (Reconciliation
 	}
 	defer held.Release()
 	now := time.Now()
-	candidates, err := s.expiredAttempts(ctx, now, cond, args)
+	candidates, err := s.activeAttempts(ctx, cond, args)
 	if err != nil {
 		return out, err
 	}
 	graphs := map[string]*pipeline.Graph{}
 	for _, c := range candidates {
-		cutoff := now
-		if c.proc.Host != Self().Host {
-			cutoff = now.Add(-ForeignGrace)
-			if !c.lease.Before(cutoff) {
-				continue
-			}
+		before, ok := takeable(c.proc, c.lease, now, ForeignGrace)
+		if !ok {
+			continue
 		}
-		stuck := c.proc.Alive() && !c.proc.IsSelf()
+		gone := c.proc.Gone()
+		stuck := !gone && c.proc.Alive() && !c.proc.IsSelf()
 		msg := fmt.Sprintf("attempt %d was lost: its owner %s stopped renewing its lease", c.lost.Number, c.lost.Owner)
-		if stuck {
+		switch {
+		case gone:
+			msg = fmt.Sprintf("attempt %d was lost: its owner %s ended before finishing it (process %d is gone)",
+				c.lost.Number, c.lost.Owner, c.proc.PID)
+		case stuck:
 			msg += fmt.Sprintf("; its process (pid %d) was stopped", c.proc.PID)
 		}
 		policy, retry := s.policyFor(ctx, graphs, c.lost.PipelineCode, c.taskID)
 		err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
 			c.lost.RetryAttemptID = 0
-			if err := loseAttempt(ctx, tx, c.lost.AttemptID, c.lost.Owner, cutoff, now, msg); err != nil {
+			if err := loseAttempt(ctx, tx, c.lost.AttemptID, c.lost.Owner, before, now, msg); err != nil {
 				return err
 			}
 			if !retry {
@@ -112,7 +118,7 @@ func (s *Supervisor) Reconcile(ctx context.Context, scope Scope) (Reconciliation
 			}
 		}
 		s.log.Warn("attempt lost", "pipeline", c.lost.PipelineCode, "task", c.lost.TaskCode,
-			"attempt_id", c.lost.AttemptID, "owner", c.lost.Owner, "stopped", c.lost.Stopped)
+			"attempt_id", c.lost.AttemptID, "owner", c.lost.Owner, "process_gone", gone, "stopped", c.lost.Stopped)
 		out.Lost = append(out.Lost, c.lost)
 	}
 	released, err := s.releaseRuns(ctx, now, cond, args)
@@ -121,7 +127,7 @@ func (s *Supervisor) Reconcile(ctx context.Context, scope Scope) (Reconciliation
 }
 
 // scopeFilter turns a scope into a condition on the columns r.PIPELINE_ID
-// and t.TASK_ID, with its arguments numbered from $2.
+// and t.TASK_ID, with its arguments numbered from $1.
 func (s *Supervisor) scopeFilter(ctx context.Context, scope Scope) (string, []any, error) {
 	if scope.PipelineCode == "" {
 		return "1 = 1", nil, nil
@@ -131,7 +137,7 @@ func (s *Supervisor) scopeFilter(ctx context.Context, scope Scope) (string, []an
 		if err != nil {
 			return "", nil, err
 		}
-		return "r.PIPELINE_ID = $2", []any{p.ID}, nil
+		return "r.PIPELINE_ID = $1", []any{p.ID}, nil
 	}
 	g, err := pipeline.Load(ctx, s.opts.DB, scope.PipelineCode)
 	if err != nil {
@@ -141,20 +147,20 @@ func (s *Supervisor) scopeFilter(ctx context.Context, scope Scope) (string, []an
 	if err != nil {
 		return "", nil, err
 	}
-	return "r.PIPELINE_ID = $2 AND t.TASK_ID = $3", []any{g.Pipeline.ID, t.ID}, nil
+	return "r.PIPELINE_ID = $1 AND t.TASK_ID = $2", []any{g.Pipeline.ID, t.ID}, nil
 }
 
-// expired is an attempt whose lease expired.
-type expired struct {
+// active is a CLAIMED or RUNNING attempt, the process that runs it and when
+// its lease ends.
+type active struct {
 	lost   LostAttempt
 	taskID int64
 	proc   Process
 	lease  time.Time
 }
 
-// expiredAttempts returns the CLAIMED and RUNNING attempts in scope whose
-// lease expired before now.
-func (s *Supervisor) expiredAttempts(ctx context.Context, now time.Time, cond string, args []any) ([]expired, error) {
+// activeAttempts returns the CLAIMED and RUNNING attempts in scope.
+func (s *Supervisor) activeAttempts(ctx context.Context, cond string, args []any) ([]active, error) {
 	rows, err := s.opts.DB.QueryContext(ctx, `SELECT a.ATTEMPT_ID, a.TASK_RUN_ID, t.PIPELINE_RUN_ID, p.PIPELINE_CODE, ct.TASK_CODE,
 			a.ATTEMPT_NUMBER, COALESCE(a.OWNER_ID, ''), t.TASK_ID, COALESCE(a.HOST, ''), COALESCE(a.PID, 0),
 			COALESCE(a.PROCESS_START, ''), a.LEASE_EXPIRES_AT
@@ -163,15 +169,15 @@ func (s *Supervisor) expiredAttempts(ctx context.Context, now time.Time, cond st
 		JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = t.PIPELINE_RUN_ID
 		JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID
 		JOIN CFG_TASKS ct ON ct.TASK_ID = t.TASK_ID
-		WHERE a.STATUS IN ('CLAIMED', 'RUNNING') AND a.LEASE_EXPIRES_AT < $1 AND `+cond+`
-		ORDER BY a.ATTEMPT_ID`, append([]any{s.opts.DB.TimeArg(now)}, args...)...)
+		WHERE a.STATUS IN ('CLAIMED', 'RUNNING') AND `+cond+`
+		ORDER BY a.ATTEMPT_ID`, args...)
 	if err != nil {
 		return nil, exit.Wrap(exit.EngineDB, err, "could not read the attempts to reconcile")
 	}
 	defer rows.Close()
-	var out []expired
+	var out []active
 	for rows.Next() {
-		var e expired
+		var e active
 		var lease engine.Time
 		if err := rows.Scan(&e.lost.AttemptID, &e.lost.TaskRunID, &e.lost.PipelineRunID, &e.lost.PipelineCode,
 			&e.lost.TaskCode, &e.lost.Number, &e.lost.Owner, &e.taskID, &e.proc.Host, &e.proc.PID,
@@ -200,40 +206,50 @@ func (s *Supervisor) policyFor(ctx context.Context, graphs map[string]*pipeline.
 	return p, err == nil
 }
 
-// releaseRuns releases the runs in scope whose lease expired and that have
-// no live attempt.
+// releaseRuns releases the runs in scope whose supervisor's lease may be
+// taken (see takeable: its process is gone from this host, or the lease
+// expired) and that have no live attempt.
 func (s *Supervisor) releaseRuns(ctx context.Context, now time.Time, cond string, args []any) ([]int64, error) {
 	// The scope's task condition does not apply to runs.
 	if len(args) == 2 {
-		cond, args = "r.PIPELINE_ID = $2", args[:1]
+		cond, args = "r.PIPELINE_ID = $1", args[:1]
 	}
-	rows, err := s.opts.DB.QueryContext(ctx, `SELECT r.PIPELINE_RUN_ID FROM AUD_PIPELINES_RUN_LOG r
-		WHERE r.STATUS = 'IN-PROGRESS' AND r.OWNER_ID IS NOT NULL AND r.LEASE_EXPIRES_AT < $1 AND `+cond+`
-		ORDER BY r.PIPELINE_RUN_ID`, append([]any{s.opts.DB.TimeArg(now)}, args...)...)
+	rows, err := s.opts.DB.QueryContext(ctx, `SELECT r.PIPELINE_RUN_ID, r.OWNER_ID, r.LEASE_EXPIRES_AT FROM AUD_PIPELINES_RUN_LOG r
+		WHERE r.STATUS = 'IN-PROGRESS' AND r.OWNER_ID IS NOT NULL AND `+cond+`
+		ORDER BY r.PIPELINE_RUN_ID`, args...)
 	if err != nil {
 		return nil, exit.Wrap(exit.EngineDB, err, "could not read the runs to reconcile")
 	}
-	var ids []int64
+	type held struct {
+		id     int64
+		owner  string
+		before time.Time
+	}
+	var runs []held
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var h held
+		var lease engine.Time
+		if err := rows.Scan(&h.id, &h.owner, &lease); err != nil {
 			rows.Close()
 			return nil, exit.Wrap(exit.EngineDB, err, "could not read the runs to reconcile")
 		}
-		ids = append(ids, id)
+		var ok bool
+		if h.before, ok = takeable(ownerProcess(h.owner), lease.Time, now, 0); ok {
+			runs = append(runs, h)
+		}
 	}
 	rows.Close()
 	var released []int64
-	for _, id := range ids {
-		err := inTx(ctx, s.opts.DB, func(tx *wtx) error { return releaseExpiredRun(ctx, tx, id, now) })
+	for _, h := range runs {
+		err := inTx(ctx, s.opts.DB, func(tx *wtx) error { return releaseAbandonedRun(ctx, tx, h.id, h.owner, h.before, now) })
 		if exit.Is(err, exit.StaleTransition) {
 			continue
 		}
 		if err != nil {
 			return released, err
 		}
-		s.log.Info("released the expired lease of a run", "pipeline_run_id", id)
-		released = append(released, id)
+		s.log.Info("released the lease of a run whose supervisor is gone", "pipeline_run_id", h.id, "owner", h.owner)
+		released = append(released, h.id)
 	}
 	return released, nil
 }

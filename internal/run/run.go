@@ -7,8 +7,8 @@
 // Every status write is a compare-and-set in transitions.go. A run is held
 // by one supervisor at a time through its lease (OWNER_ID and
 // LEASE_EXPIRES_AT), and each attempt by its own lease; holders renew them
-// every RenewEvery, and Reconcile fences the attempts of holders that
-// stopped renewing as LOST.
+// every RenewEvery, and Reconcile fences the attempts of holders whose
+// process is gone from this host, or that stopped renewing, as LOST.
 package run
 
 import (

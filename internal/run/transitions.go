@@ -140,15 +140,17 @@ func releaseRun(ctx context.Context, tx *wtx, id int64, owner string) error {
 	return runCAS(ctx, tx, res, err, id, "release", fmt.Sprintf("owner='%s'", owner))
 }
 
-// releaseExpiredRun takes an expired lease away from an IN-PROGRESS run
-// that has no live attempt, so another supervisor can resume it.
-func releaseExpiredRun(ctx context.Context, tx *wtx, id int64, now time.Time) error {
+// releaseAbandonedRun takes owner's lease, ending before cutoff, away from
+// an IN-PROGRESS run that has no live attempt at now, so another supervisor
+// can resume it.
+func releaseAbandonedRun(ctx context.Context, tx *wtx, id int64, owner string, cutoff, now time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG SET OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL
-		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $2 AND OWNER_ID IS NOT NULL AND LEASE_EXPIRES_AT < $3
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $2 AND OWNER_ID = $3 AND LEASE_EXPIRES_AT < $4
 		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID
-			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($4, $5) AND a.LEASE_EXPIRES_AT >= $3)`,
-		id, RunInProgress, tx.TimeArg(now), AttemptClaimed, AttemptRunning)
-	return runCAS(ctx, tx, res, err, id, "release", "status IN-PROGRESS with an expired lease and no live attempt")
+			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($5, $6) AND a.LEASE_EXPIRES_AT >= $7)`,
+		id, RunInProgress, owner, tx.TimeArg(cutoff), AttemptClaimed, AttemptRunning, tx.TimeArg(now))
+	return runCAS(ctx, tx, res, err, id, "release",
+		fmt.Sprintf("status IN-PROGRESS owner='%s' with a lease ended before %s and no live attempt", owner, cutoff.UTC().Format(time.RFC3339)))
 }
 
 // runEnding is how a run ends.
