@@ -162,11 +162,11 @@ func (e *SelectionError) Error() string {
 			"(`etl-craft run --pipeline_code %s` starts one)", e.Pipeline, e.Pipeline)
 	case n == 0 && e.Selector.IsZero():
 		return fmt.Sprintf("run selection matched 0 runs: pipeline %s has no QUEUED or IN-PROGRESS run; "+
-			"an ended run is chosen only by --run-id or --run-key (`etl-craft history --pipeline_code %s --all` lists them)",
+			"an ended run is chosen only by --run-id or --run-key (`etl-craft history --pipeline_code %s` lists them)",
 			e.Pipeline, e.Pipeline)
 	case n == 0:
 		return fmt.Sprintf("run selection matched 0 runs: pipeline %s has no run with %s "+
-			"(`etl-craft history --pipeline_code %s --all` lists its runs)", e.Pipeline, e.Selector, e.Pipeline)
+			"(`etl-craft history --pipeline_code %s` lists its runs)", e.Pipeline, e.Selector, e.Pipeline)
 	}
 	lines := make([]string, n)
 	for i, r := range e.Candidates {
@@ -239,7 +239,7 @@ func ViewRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, sel Run
 	case err != nil:
 		return Run{}, "", err
 	case len(runs) == 0:
-		return Run{}, "", &exit.Error{Code: exit.RunState, Err: &SelectionError{Pipeline: p.Code, Candidates: runs, NeverRan: true}}
+		return Run{}, "", &exit.Error{Code: exit.RunState, Err: &SelectionError{Pipeline: p.Code, NeverRan: true}}
 	}
 	return runs[0], ChoiceLatest, nil
 }
