@@ -10,11 +10,10 @@ func (a *app) historyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Show a pipeline's runs, or one task's, and their interventions",
-		Long: "history shows the selected run (--run-id or --run-key; without either, the pipeline's one\n" +
-			"QUEUED or IN-PROGRESS run), or with --all the most recent runs, newest first (--limit, default\n" +
-			"20). The pipeline view gives each run's status, run date, start and end, SLA status and who\n" +
-			"started and ended it; with --task_code, that task's status, attempts, counts and error in each\n" +
-			"run. Operator interventions on the runs shown follow.",
+		Long: "history shows the pipeline's most recent runs, newest first (--limit, default 20), or the\n" +
+			"one run --run-id or --run-key selects. The pipeline view gives each run's status, run date,\n" +
+			"start and end, SLA status and who started and ended it; with --task_code, that task's status,\n" +
+			"attempts, counts and error in each run. Operator interventions on the runs shown follow.",
 		Args: cobra.NoArgs,
 	}
 	scope := addRunScope(cmd)
@@ -22,8 +21,8 @@ func (a *app) historyCommand() *cobra.Command {
 	var all bool
 	var limit int
 	cmd.Flags().StringVar(&taskCode, "task_code", "", "show this task's runs instead of the pipeline's")
-	cmd.Flags().BoolVar(&all, "all", false, "list the most recent runs instead of one")
-	cmd.Flags().IntVar(&limit, "limit", inspect.DefaultHistoryLimit, "how many runs --all lists, newest first")
+	cmd.Flags().BoolVar(&all, "all", false, "list the most recent runs (the default without --run-id or --run-key)")
+	cmd.Flags().IntVar(&limit, "limit", inspect.DefaultHistoryLimit, "how many of the most recent runs to list, newest first")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sel, db, err := scope.open(cmd.Context(), a)
 		if err != nil {

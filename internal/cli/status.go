@@ -17,7 +17,8 @@ func (a *app) statusCommand() *cobra.Command {
 			"SLA), the pipeline's pause if it is paused, each active task's status, attempts, rows\n" +
 			"written, duration and first error line (NOT RUN while it has no row), and the tasks that\n" +
 			"can no longer run because upstream tasks failed. Select the run with --run-id or\n" +
-			"--run-key; without either, exactly one QUEUED or IN-PROGRESS run must exist.",
+			"--run-key; without either, status shows the pipeline's QUEUED or IN-PROGRESS run, else its\n" +
+			"most recent run, and logs which run it chose.",
 		Args: cobra.NoArgs,
 	}
 	scope := addRunScope(cmd)
@@ -31,10 +32,11 @@ func (a *app) statusCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		r := st.Run
+		a.logChosenRun(st.Chosen, r.PipelineCode, r.ID)
 		if scope.format.json() {
 			return a.printJSON(st)
 		}
-		r := st.Run
 		a.printf("%s: pipeline_run_id=%d key=%s kind=%s run_date=%s status=%s\n",
 			r.PipelineCode, r.ID, r.Key, r.TriggerKind, field(r.RunDate), r.Status)
 		a.printf("start=%s duration_seconds=%s SLA=%s sla_hours=%s\n",
@@ -59,4 +61,17 @@ func (a *app) statusCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// logChosenRun says, at INFO on stderr, which run a read-only command shows
+// when no --run-id or --run-key chose it; the result on stdout stays as it is.
+func (a *app) logChosenRun(chosen inspect.Choice, pipelineCode string, runID int64) {
+	switch chosen {
+	case inspect.ChoiceActive:
+		a.logger().Info("showing the pipeline's run that has not ended (no --run-id or --run-key given)",
+			"pipeline", pipelineCode, "pipeline_run_id", runID)
+	case inspect.ChoiceLatest:
+		a.logger().Info("showing the pipeline's most recent run: none is QUEUED or IN-PROGRESS "+
+			"(--run-id or --run-key chooses another)", "pipeline", pipelineCode, "pipeline_run_id", runID)
+	}
 }

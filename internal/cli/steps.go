@@ -16,8 +16,8 @@ func (a *app) stepsCommand() *cobra.Command {
 		Short: "List a pipeline's active tasks under a run",
 		Long: "steps lists the pipeline's active tasks: the status of each under the selected run\n" +
 			"(NOT-RUN while it has no row), its handler, task type, run condition and active parameters.\n" +
-			"Select the run with --run-id or --run-key; without either, exactly one QUEUED or\n" +
-			"IN-PROGRESS run must exist (exit 9 otherwise, listing the candidates).",
+			"Select the run with --run-id or --run-key; without either, steps shows the pipeline's\n" +
+			"QUEUED or IN-PROGRESS run, else its most recent run, and logs which run it chose.",
 		Args: cobra.NoArgs,
 	}
 	scope := addRunScope(cmd)
@@ -31,6 +31,7 @@ func (a *app) stepsCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		a.logChosenRun(steps.Chosen, steps.PipelineCode, steps.PipelineRunID)
 		if scope.format.json() {
 			return a.printJSON(steps)
 		}

@@ -67,7 +67,7 @@ func TestGrantsRunOnAnEngineDB(t *testing.T) {
 		}
 	}
 	// As a person would run it, piped into psql; a second run changes nothing.
-	cmd := exec.Command(shell(t, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", opts.DSN)
+	cmd := exec.Command(enginetest.Client(t, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", opts.DSN)
 	cmd.Stdin = strings.NewReader(text)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("psql: %v\n%s", err, out)

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -242,35 +240,15 @@ func TestPlainConnectionsCannotWrite(t *testing.T) {
 	})
 }
 
-// shell returns the path of a command-line client the tests drive.
-func shell(t *testing.T, name string) string {
-	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if dir := os.Getenv("ETL_CRAFT_TEST_PG_BIN"); dir != "" {
-		if p := filepath.Join(dir, name); fileExists(p) {
-			return p
-		}
-	}
-	t.Fatalf("%s is not installed: scripts/test.sh installs the clients the guard tests drive", name)
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 func TestShellsCannotWrite(t *testing.T) {
 	eachInitialized(t, func(t *testing.T, db *engine.DB, opts engine.Options) {
 		seed(t, db)
 		run := func(statement string) (string, error) {
 			var cmd *exec.Cmd
 			if opts.Kind == engine.SQLite {
-				cmd = exec.Command(shell(t, "sqlite3"), "-bail", opts.Path, statement)
+				cmd = exec.Command(enginetest.Client(t, "sqlite3"), "-bail", opts.Path, statement)
 			} else {
-				cmd = exec.Command(shell(t, "psql"), "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-d", opts.DSN, "-c", statement)
+				cmd = exec.Command(enginetest.Client(t, "psql"), "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-d", opts.DSN, "-c", statement)
 			}
 			out, err := cmd.CombinedOutput()
 			return strings.TrimSpace(string(out)), err

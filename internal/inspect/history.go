@@ -18,10 +18,11 @@ type HistoryRequest struct {
 	PipelineCode string
 	// TaskCode, when set, asks for that task's runs instead of the pipeline's.
 	TaskCode string
-	// Selector names one run. Without it and without All, the pipeline's
-	// one run that has not ended is shown (see SelectRun).
+	// Selector names one run. Without it, the most recent runs are listed,
+	// newest first, up to Limit.
 	Selector RunSelector
-	// All lists the most recent runs, newest first, up to Limit.
+	// All asks for the most recent runs explicitly; a Selector with it is
+	// a usage error.
 	All   bool
 	Limit int
 }
@@ -107,7 +108,8 @@ func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (Hist
 	}
 	// The runs shown: the selected one, or the latest req.Limit.
 	filter, args := "WHERE r.PIPELINE_ID = $1 ", []any{p.ID}
-	if req.All {
+	recent := req.Selector.IsZero()
+	if recent {
 		args = append(args, req.Limit)
 	} else {
 		run, err := SelectRun(ctx, q, p, req.Selector)
@@ -118,7 +120,7 @@ func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (Hist
 		args = append(args, run.ID)
 	}
 	order := "ORDER BY r.PIPELINE_RUN_ID DESC"
-	if req.All {
+	if recent {
 		order += " LIMIT $2"
 	}
 	listed := map[int64]bool{}

@@ -86,6 +86,11 @@ func TestHistoryListsRunsTasksAndInterventions(t *testing.T) {
 		if ids := runIDs(h); len(ids) != 1 || ids[0] != r3 || actions(h) != "MARK" {
 			t.Fatalf("--limit 1: %v %s", ids, actions(h))
 		}
+		// Without a selector the recent runs are listed, as with --all.
+		h = read(inspect.HistoryRequest{Limit: 2})
+		if ids := runIDs(h); len(ids) != 2 || ids[0] != r3 || ids[1] != r2 || actions(h) != "RERUN,REOPEN,MARK" {
+			t.Fatalf("no selector: %v %s", ids, actions(h))
+		}
 		h = read(inspect.HistoryRequest{Selector: inspect.RunSelector{ID: r2}})
 		if ids := runIDs(h); len(ids) != 1 || ids[0] != r2 || actions(h) != "RERUN,REOPEN" {
 			t.Fatalf("--run-id: %v %s", ids, actions(h))
@@ -124,7 +129,8 @@ func TestHistoryListsRunsTasksAndInterventions(t *testing.T) {
 			code exit.Code
 			want string
 		}{
-			{inspect.HistoryRequest{PipelineCode: "P", Limit: 20}, exit.RunState, "matched 0 runs"},
+			{inspect.HistoryRequest{PipelineCode: "P", Limit: 20, Selector: inspect.RunSelector{Key: "nope"}}, exit.RunState,
+				"matched 0 runs: pipeline P has no run with --run-key nope"},
 			{inspect.HistoryRequest{PipelineCode: "P", Limit: 0, All: true}, exit.Usage, "--limit must be 1 or more"},
 			{inspect.HistoryRequest{PipelineCode: "P", Limit: 5, All: true, Selector: inspect.RunSelector{ID: r1}}, exit.Usage, "--all lists"},
 			{inspect.HistoryRequest{PipelineCode: "P", Limit: 5, TaskCode: "loads"}, exit.Metadata, "did you mean load?"},

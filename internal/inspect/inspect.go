@@ -3,9 +3,10 @@
 // documents the command line prints as text or JSON. It only reads the Engine
 // DB: it records no action, reconciles nothing and never touches a warehouse.
 //
-// It also owns run selection (SelectRun), the rule every command that acts
-// on one run shares: an explicit --run-id or --run-key, or else the one run
-// of the pipeline that has not ended.
+// It also owns run selection: SelectRun, the rule every command that acts
+// on one run shares (an explicit --run-id or --run-key, or else the one run
+// of the pipeline that has not ended), and ViewRun, the read-only commands'
+// rule, which without a selector falls back to the most recent run.
 package inspect
 
 import (

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,7 +25,8 @@ const (
 
 // RunSelector says which run of a pipeline a command concerns: the run with
 // an exact PIPELINE_RUN_ID, or with an exact RUN_KEY, or (the zero value) the
-// one run of the pipeline that has not ended.
+// one run of the pipeline that has not ended (for the read-only commands,
+// else the most recent run: see ViewRun).
 type RunSelector struct {
 	// ID selects by PIPELINE_RUN_ID when positive.
 	ID int64
@@ -146,19 +148,25 @@ type SelectionError struct {
 	// Candidates are the runs the selection matched: none, or (without a
 	// selector) every run that has not ended.
 	Candidates []Run
+	// NeverRan is set when a read-only command's selection (see ViewRun)
+	// found no run because the pipeline has none.
+	NeverRan bool
 }
 
 // Error says how many runs matched, lists them, and how to choose.
 func (e *SelectionError) Error() string {
 	n := len(e.Candidates)
 	switch {
+	case e.NeverRan:
+		return fmt.Sprintf("run selection matched 0 runs: pipeline %s has no runs yet "+
+			"(`etl-craft run --pipeline_code %s` starts one)", e.Pipeline, e.Pipeline)
 	case n == 0 && e.Selector.IsZero():
 		return fmt.Sprintf("run selection matched 0 runs: pipeline %s has no QUEUED or IN-PROGRESS run; "+
-			"an ended run is chosen only by --run-id or --run-key (`etl-craft history --pipeline_code %s --all` lists them)",
+			"an ended run is chosen only by --run-id or --run-key (`etl-craft history --pipeline_code %s` lists them)",
 			e.Pipeline, e.Pipeline)
 	case n == 0:
 		return fmt.Sprintf("run selection matched 0 runs: pipeline %s has no run with %s "+
-			"(`etl-craft history --pipeline_code %s --all` lists its runs)", e.Pipeline, e.Selector, e.Pipeline)
+			"(`etl-craft history --pipeline_code %s` lists its runs)", e.Pipeline, e.Selector, e.Pipeline)
 	}
 	lines := make([]string, n)
 	for i, r := range e.Candidates {
@@ -194,4 +202,44 @@ func SelectRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, sel R
 		return runs[0], nil
 	}
 	return Run{}, &exit.Error{Code: exit.RunState, Err: &SelectionError{Pipeline: p.Code, Selector: sel, Candidates: runs}}
+}
+
+// Choice says how ViewRun chose its run.
+type Choice string
+
+// The ways ViewRun chooses a run.
+const (
+	// ChoiceSelector is the run the --run-id or --run-key named.
+	ChoiceSelector Choice = "selector"
+	// ChoiceActive is the pipeline's one QUEUED or IN-PROGRESS run.
+	ChoiceActive Choice = "active"
+	// ChoiceLatest is the pipeline's most recent run (the highest
+	// PIPELINE_RUN_ID), chosen because no run of it has not ended.
+	ChoiceLatest Choice = "latest"
+)
+
+// ViewRun returns the run a read-only command shows, and how it was chosen:
+// the run SelectRun chooses, or, without a selector when no run of the
+// pipeline has not ended, its most recent run. Commands that change a run
+// keep SelectRun's strict rule. A pipeline that has never run, a selector
+// that matches no run of the pipeline, or more than one run not ended is a
+// run-state error (exit 9) wrapping a *SelectionError.
+func ViewRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, sel RunSelector) (Run, Choice, error) {
+	run, err := SelectRun(ctx, q, p, sel)
+	var none *SelectionError
+	switch {
+	case !sel.IsZero():
+		return run, ChoiceSelector, err
+	case !errors.As(err, &none) || len(none.Candidates) > 0:
+		return run, ChoiceActive, err
+	}
+	runs, err := queryRuns(ctx, q, "SELECT "+runColumns+runsFrom+
+		"WHERE r.PIPELINE_ID = $1 ORDER BY r.PIPELINE_RUN_ID DESC LIMIT 1", p.ID)
+	switch {
+	case err != nil:
+		return Run{}, "", err
+	case len(runs) == 0:
+		return Run{}, "", &exit.Error{Code: exit.RunState, Err: &SelectionError{Pipeline: p.Code, NeverRan: true}}
+	}
+	return runs[0], ChoiceLatest, nil
 }

@@ -120,3 +120,49 @@ func TestSelectRunChoosesExactlyOneRunOfThePipeline(t *testing.T) {
 		}
 	})
 }
+
+func TestViewRunFallsBackToTheMostRecentRun(t *testing.T) {
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := context.Background()
+		b := pipelinetest.New(t, db)
+		salesID := b.Pipeline("SALES", pipeline.Full)
+		otherID := b.Pipeline("OTHER", pipeline.Full)
+		b.Pipeline("NEVER", pipeline.Full)
+		rec := inspecttest.New(t, db, alice)
+		first := rec.Run(salesID, inspecttest.Run{Status: "SUCCESS", Start: t0, End: t0.Add(time.Minute)})
+		latest := rec.Run(salesID, inspecttest.Run{Status: "FAILED", Start: t0.Add(time.Hour), End: t0.Add(2 * time.Hour)})
+		foreign := rec.Run(otherID, inspecttest.Run{Status: "IN-PROGRESS"})
+		sales := find(t, db, "SALES")
+
+		_, _, err := inspect.ViewRun(ctx, db, find(t, db, "NEVER"), inspect.RunSelector{})
+		wantCode(t, err, exit.RunState, "matched 0 runs: pipeline NEVER has no runs yet")
+		var sel *inspect.SelectionError
+		if !errors.As(err, &sel) || !sel.NeverRan {
+			t.Fatalf("the error does not carry the selection: %#v", err)
+		}
+
+		// No run is active: the most recent one, though the strict rule refuses.
+		r, chosen, err := inspect.ViewRun(ctx, db, sales, inspect.RunSelector{})
+		if err != nil || r.ID != latest || r.Status != "FAILED" || chosen != inspect.ChoiceLatest {
+			t.Fatalf("no selector, no active run: %+v %s %v", r, chosen, err)
+		}
+		_, err = inspect.SelectRun(ctx, db, sales, inspect.RunSelector{})
+		wantCode(t, err, exit.RunState, "an ended run is chosen only by --run-id or --run-key")
+
+		// A selector is exact, as SelectRun's.
+		r, chosen, err = inspect.ViewRun(ctx, db, sales, inspect.RunSelector{ID: first})
+		if err != nil || r.ID != first || chosen != inspect.ChoiceSelector {
+			t.Fatalf("--run-id %d: %+v %s %v", first, r, chosen, err)
+		}
+		_, _, err = inspect.ViewRun(ctx, db, sales, inspect.RunSelector{ID: foreign})
+		wantCode(t, err, exit.RunState, fmt.Sprintf("pipeline SALES has no run with --run-id %d", foreign))
+
+		// The active run wins over a newer run that has ended.
+		active := rec.Run(salesID, inspecttest.Run{Status: "IN-PROGRESS", Start: t0.Add(3 * time.Hour)})
+		rec.Run(salesID, inspecttest.Run{Status: "SUCCESS", Start: t0.Add(4 * time.Hour), End: t0.Add(5 * time.Hour)})
+		r, chosen, err = inspect.ViewRun(ctx, db, sales, inspect.RunSelector{})
+		if err != nil || r.ID != active || chosen != inspect.ChoiceActive {
+			t.Fatalf("no selector, one active run: %+v %s %v", r, chosen, err)
+		}
+	})
+}

@@ -31,9 +31,11 @@ type Status struct {
 	// BlockedByFailures are the tasks not yet run that can no longer run
 	// because of failed upstreams, directly or through other blocked tasks.
 	BlockedByFailures []string `json:"blocked_by_failures"`
+	// Chosen says how the run was chosen (see ViewRun).
+	Chosen Choice `json:"-"`
 }
 
-// RunStatus reports the selected run (see SelectRun) of the pipeline and
+// RunStatus reports the selected run (see ViewRun) of the pipeline and
 // each active task under it. Durations of what has not ended run to now.
 func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelector, now time.Time) (Status, error) {
 	g, err := pipeline.Load(ctx, q, code)
@@ -47,7 +49,7 @@ func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelect
 	if err != nil {
 		return Status{}, err
 	}
-	run, err := SelectRun(ctx, q, g.Pipeline, sel)
+	run, chosen, err := ViewRun(ctx, q, g.Pipeline, sel)
 	if err != nil {
 		return Status{}, err
 	}
@@ -56,7 +58,7 @@ func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelect
 		return Status{}, err
 	}
 	out := Status{Schema: SchemaStatus, Pipeline: pv, Run: run, DurationSeconds: seconds(run.StartDate, run.EndDate, now),
-		Tasks: []TaskStatus{}, BlockedByFailures: BlockedByFailures(g, ran)}
+		Tasks: []TaskStatus{}, BlockedByFailures: BlockedByFailures(g, ran), Chosen: chosen}
 	for _, t := range g.Tasks {
 		ts := TaskStatus{TaskID: t.ID, TaskCode: t.Code}
 		if tr, ok := ran[t.ID]; ok {

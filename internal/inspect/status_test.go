@@ -52,7 +52,7 @@ func TestStatusShowsEveryTaskAndWhatFailuresBlock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Schema != inspect.SchemaStatus || st.Run.ID != run || *st.DurationSeconds != 90 {
+		if st.Schema != inspect.SchemaStatus || st.Run.ID != run || *st.DurationSeconds != 90 || st.Chosen != inspect.ChoiceActive {
 			t.Fatalf("header: %+v", st)
 		}
 		if st.Pipeline.Paused == nil ||
@@ -102,13 +102,17 @@ func TestStepsListTasksUnderTheSelectedRun(t *testing.T) {
 		tr := rec.TaskRun(run, b.TaskID("SALES", "extract"), inspecttest.TaskRun{Status: "SUCCESS"})
 		ctx := context.Background()
 
-		_, err := inspect.PipelineSteps(ctx, db, "SALES", inspect.RunSelector{})
-		wantCode(t, err, exit.RunState, "matched 0 runs")
+		// No run is active: without a selector the most recent run is shown.
+		latest, err := inspect.PipelineSteps(ctx, db, "SALES", inspect.RunSelector{})
+		if err != nil || latest.PipelineRunID != run || latest.Chosen != inspect.ChoiceLatest {
+			t.Fatalf("no selector: %+v %v", latest, err)
+		}
 		steps, err := inspect.PipelineSteps(ctx, db, "SALES", inspect.RunSelector{ID: run})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if steps.Schema != inspect.SchemaSteps || steps.PipelineRunID != run || len(steps.Steps) != 3 {
+		if steps.Schema != inspect.SchemaSteps || steps.PipelineRunID != run || len(steps.Steps) != 3 ||
+			steps.Chosen != inspect.ChoiceSelector {
 			t.Fatalf("steps %+v", steps)
 		}
 		alert, extract, load := steps.Steps[0], steps.Steps[1], steps.Steps[2]

@@ -35,17 +35,19 @@ type Steps struct {
 	PipelineCode  string `json:"pipeline_code"`
 	PipelineRunID int64  `json:"pipeline_run_id"`
 	Steps         []Step `json:"steps"`
+	// Chosen says how the run was chosen (see ViewRun).
+	Chosen Choice `json:"-"`
 }
 
 // PipelineSteps lists the active tasks of the pipeline with their status
-// under the selected run (see SelectRun), handler, type, run condition and
+// under the selected run (see ViewRun), handler, type, run condition and
 // active parameters.
 func PipelineSteps(ctx context.Context, q engine.Querier, code string, sel RunSelector) (Steps, error) {
 	g, err := pipeline.Load(ctx, q, code)
 	if err != nil {
 		return Steps{}, err
 	}
-	run, err := SelectRun(ctx, q, g.Pipeline, sel)
+	run, chosen, err := ViewRun(ctx, q, g.Pipeline, sel)
 	if err != nil {
 		return Steps{}, err
 	}
@@ -54,7 +56,7 @@ func PipelineSteps(ctx context.Context, q engine.Querier, code string, sel RunSe
 		return Steps{}, err
 	}
 	out := Steps{Schema: SchemaSteps, PipelineID: g.Pipeline.ID, PipelineCode: g.Pipeline.Code,
-		PipelineRunID: run.ID, Steps: []Step{}}
+		PipelineRunID: run.ID, Steps: []Step{}, Chosen: chosen}
 	for _, t := range g.Tasks {
 		s := Step{Schema: SchemaStep, PipelineID: g.Pipeline.ID, PipelineRunID: run.ID, TaskID: t.ID,
 			TaskCode: t.Code, TaskType: t.Type, Handler: t.Handler, RunCondition: t.RunCondition,

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -151,4 +152,27 @@ func searchPath(dsn, schema string) string {
 		sep = "&"
 	}
 	return sep + "search_path=" + url.QueryEscape(schema)
+}
+
+// Client returns the path of a command-line client the tests drive, such as
+// psql or sqlite3: from PATH, or from the PostgreSQL binaries folder
+// scripts/test.sh names in ETL_CRAFT_TEST_PG_BIN. A missing client fails
+// the test.
+func Client(t testing.TB, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if dir := os.Getenv("ETL_CRAFT_TEST_PG_BIN"); dir != "" {
+		if p := filepath.Join(dir, name); fileExists(p) {
+			return p
+		}
+	}
+	t.Fatalf("%s is not installed: scripts/test.sh installs the clients the tests drive", name)
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
