@@ -13,12 +13,14 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
 
 	"github.com/etl-craft/etl-craft/internal/inspect"
@@ -223,4 +225,21 @@ func (a *app) printOperation(s *session, format *outputFormat, c run.Change) err
 		}
 	}
 	return a.printJSON(doc)
+}
+
+// serverDetail returns the DETAIL and HINT lines PostgreSQL sent with the
+// error err carries, as psql prints them, such as "DETAIL: Failing row
+// contains (…)."; "" when err carries no PostgreSQL error or it has neither.
+func serverDetail(err error) string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range []struct{ label, text string }{{"DETAIL", pe.Detail}, {"HINT", pe.Hint}} {
+		if l.text != "" {
+			fmt.Fprintf(&b, "%s: %s\n", l.label, l.text)
+		}
+	}
+	return b.String()
 }

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/suggest"
 )
 
 // Version is the etl-craft release this binary is.
@@ -43,7 +45,7 @@ func Main(args []string, stdout, stderr io.Writer) (status int) {
 			status = int(exit.Unexpected)
 		}
 	}()
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return int(a.status)
 	}
@@ -54,11 +56,26 @@ func Main(args []string, stdout, stderr io.Writer) (status int) {
 	}
 	if code == exit.Unexpected {
 		a.logger().Error("unexpected failure", "error", err.Error())
-		fmt.Fprintf(stderr, "error: unexpected %T: %v\n", errors.Unwrap(err), err)
+		fmt.Fprintf(stderr, "error: unexpected %T: %v\n", rootCause(err), err)
 	} else {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 	}
+	fmt.Fprint(stderr, serverDetail(err))
+	if code == exit.Usage {
+		fmt.Fprintf(stderr, "usage: %s (see %s --help)\n", usageLine(cmd), cmd.CommandPath())
+	}
 	return int(code)
+}
+
+// rootCause returns the innermost error of err's chain.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // usageError is a mistake in the command line: exit 2.
@@ -70,6 +87,66 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// usageLine is the usage line of cmd: "etl-craft <command> [flags]" for a
+// command that has subcommands, else its own, such as "etl-craft list [flags]".
+func usageLine(cmd *cobra.Command) string {
+	if cmd.HasAvailableSubCommands() {
+		return cmd.CommandPath() + " <command> [flags]"
+	}
+	return cmd.UseLine()
+}
+
+// unknownCommand refuses the words given to the root command: they name no
+// command. The error suggests the nearest commands.
+func unknownCommand(root *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return usagef("unknown command %q%s", args[0], suggest.DidYouMean(args[0], names))
+}
+
+// flagError makes a flag that does not parse a usage error; an unknown flag
+// is named with the nearest flags of the command.
+func flagError(cmd *cobra.Command, err error) error {
+	var missing *pflag.NotExistError
+	if !errors.As(err, &missing) || missing.GetSpecifiedShortnames() != "" {
+		return usagef("%v", err)
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	return usagef("%v%s", err, suggest.DidYouMean("--"+missing.GetSpecifiedName(), names))
+}
+
+// usageArgs makes every refusal of positional arguments, by cmd and its
+// subcommands, a usage error.
+func usageArgs(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				var usage *usageError
+				if errors.As(err, &usage) {
+					return err
+				}
+				return usagef("%v", err)
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		usageArgs(sub)
+	}
+}
+
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "etl-craft",
@@ -78,10 +155,8 @@ func (a *app) rootCommand() *cobra.Command {
 		Version:       Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cmd.SetOut(a.stderr)
-			cmd.Usage()
+		Args:          unknownCommand,
+		RunE: func(*cobra.Command, []string) error {
 			return usagef("no command given")
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -95,11 +170,12 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.configFlag, "config", "", "path of craft-connector.yml (default: $ETL_CRAFT_CONFIG, then an upward search)")
 	pf.StringVar(&a.logLevel, "log-level", "INFO", "DEBUG, INFO, WARNING or ERROR")
 	pf.StringVar(&a.logFormat, "log-format", "text", "text or json")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
+	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.DisableDefaultCmd = true
 	for _, c := range a.commands() {
 		root.AddCommand(c)
 	}
+	usageArgs(root)
 	return root
 }
 
@@ -126,6 +202,9 @@ func (a *app) setupLogging() error {
 	default:
 		return usagef("--log-format %q: use text or json", a.logFormat)
 	}
+	// The domain packages that log without a logger of their own (lock
+	// waits, for one) log through the default one.
+	slog.SetDefault(a.log)
 	return nil
 }
 

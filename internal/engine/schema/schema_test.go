@@ -564,3 +564,17 @@ func TestSchemaDefaults(t *testing.T) {
 		}
 	})
 }
+
+// TestPostgresTimestampsHaveATimeZone checks that every timestamp column of
+// the PostgreSQL schema is TIMESTAMPTZ, so that comparing one with now() does
+// not depend on the session's TimeZone.
+func TestPostgresTimestampsHaveATimeZone(t *testing.T) {
+	db := enginetest.Open(t, engine.Postgres)
+	if err := apply(context.Background(), t, db); err != nil {
+		t.Fatal(err)
+	}
+	if naive := upperColumn(t, db, `SELECT table_name || '.' || column_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND data_type = 'timestamp without time zone'`); len(naive) > 0 {
+		t.Fatalf("timestamp columns without a time zone: %v", naive)
+	}
+}

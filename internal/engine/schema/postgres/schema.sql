@@ -169,9 +169,9 @@ CREATE TABLE CFG_API_TOKENS (
     ROLE         VARCHAR(16) NOT NULL CHECK (ROLE IN ('viewer', 'operator', 'admin')),
     PROJECT_ID   BIGINT,
     CREATED_BY   VARCHAR(128) NOT NULL,
-    CREATED_AT   TIMESTAMP NOT NULL,
-    EXPIRES_AT   TIMESTAMP,
-    REVOKED_AT   TIMESTAMP
+    CREATED_AT   TIMESTAMPTZ NOT NULL,
+    EXPIRES_AT   TIMESTAMPTZ,
+    REVOKED_AT   TIMESTAMPTZ
 );
 
 -- ---------------------------------------------------------------------------
@@ -415,7 +415,7 @@ CREATE TABLE AUD_TASK_ATTEMPTS (
     REQUESTED_BY_KIND VARCHAR DEFAULT current_setting('etl_craft.actor_kind', true)
                       CONSTRAINT ck_aud_task_attempts_requested_by_kind
                       CHECK (REQUESTED_BY_KIND IN ('HUMAN', 'SCHEDULE', 'ORCHESTRATOR', 'WORKER', 'SYSTEM')),
-    NOT_BEFORE        TIMESTAMP,
+    NOT_BEFORE        TIMESTAMPTZ,
     RETRYABLE         BOOLEAN NOT NULL DEFAULT TRUE CHECK (RETRYABLE IN (TRUE, FALSE)),
     CONSTRAINT ck_attempt_status CHECK (STATUS IN (
         'QUEUED', 'CLAIMED', 'RUNNING', 'SUCCESS', 'FAILED', 'TIMED_OUT', 'CANCELLED', 'LOST'))
