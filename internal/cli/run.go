@@ -232,7 +232,7 @@ func (a *app) supervisor(cfg *config.Config, db *engine.DB) (*run.Supervisor, fu
 	}
 	closeAll := func() {}
 	if wopts := warehouseOptions(cfg); wopts != nil {
-		shared := run.NewSharedWarehouse(db, *wopts)
+		shared := sharedWarehouse(db, wopts)
 		opts.Warehouse = shared
 		closeAll = func() { shared.Close() }
 		opts.Hooks = a.afterRunHooks(cfg, db, shared)

@@ -1,10 +1,26 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/etl-craft/etl-craft/internal/clientcred"
+	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
+
+// sharedWarehouse returns the warehouse of a command's runs and clones, whose
+// connection test checks the schema a clone writes into
+// (clone.CheckTarget).
+func sharedWarehouse(db *engine.DB, wopts *warehouse.Options) *run.SharedWarehouse {
+	s := run.NewSharedWarehouse(db, *wopts)
+	s.CheckTarget = func(ctx context.Context, w warehouse.Warehouse, schema string) error {
+		return clone.CheckTarget(ctx, db, wopts.Kind, w, schema)
+	}
+	return s
+}
 
 // warehouseOptions maps the Warehouse and Cloning sections to the options
 // that open the warehouse; nil when there is no Warehouse section. The

@@ -34,8 +34,12 @@ type Options struct {
 	Scope string
 	// Schema is the warehouse profile's schema, which holds the mirrors.
 	Schema string
-	// Logger receives a record per table copied and a failed clone's
-	// error; nil means slog.Default().
+	// Kind is the warehouse's kind: a PostgreSQL warehouse of a PostgreSQL
+	// Engine DB is asked whether it is the Engine DB (RefuseEngineSchema).
+	Kind warehouse.Kind
+	// Logger receives a DEBUG record per table copied, an INFO record of
+	// the whole clone (tables, rows, seconds) and a failed clone's error;
+	// nil means slog.Default().
 	Logger *slog.Logger
 	// Progress, when set, is called as each table is copied: when it
 	// starts, after every batch of rows, and once it has committed.
@@ -122,7 +126,7 @@ func FromConfig(cfg *config.Config, wopts *warehouse.Options) (Options, error) {
 	if err := Problem(cfg, wopts); err != nil {
 		return Options{}, err
 	}
-	return Options{Scope: cfg.Cloning.Scope, Schema: cfg.Warehouse.Schema}, nil
+	return Options{Scope: cfg.Cloning.Scope, Schema: cfg.Warehouse.Schema, Kind: wopts.Kind}, nil
 }
 
 // Run mirrors the Engine DB tables of the scope into the warehouse schema and
@@ -131,8 +135,9 @@ func FromConfig(cfg *config.Config, wopts *warehouse.Options) (Options, error) {
 // so two clones run one after the other and the second copies the newer
 // state.
 //
-// The schema must exist: cloning never creates it. A mirror that does not
-// exist is created; one that does keeps every column it has, gains the
+// The schema must exist, and must not be the Engine DB's own (CheckTarget;
+// that refusal is exit code 3): cloning never creates it. A mirror that does
+// not exist is created; one that does keeps every column it has, gains the
 // Engine columns it lacks, and has all its rows replaced in one warehouse
 // transaction. A failure stops the clone with an exit code 17 error (a
 // *TableError when a table failed); the tables copied before it are
@@ -160,15 +165,13 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 		return nil, err
 	}
 	defer release()
-	found, err := w.SchemaExists(ctx, opts.Schema)
-	if err != nil {
-		return nil, exit.Wrap(exit.Cloning, err, "could not look for the warehouse schema %s.%s", w.Catalog(), opts.Schema)
+	if err := CheckTarget(ctx, db, opts.Kind, w, opts.Schema); err != nil {
+		if exit.CodeOf(err) == exit.Unexpected {
+			err = &exit.Error{Code: exit.Cloning, Err: err}
+		}
+		return nil, err
 	}
-	if !found {
-		return nil, exit.Errorf(exit.Cloning,
-			"the warehouse schema %s.%s does not exist: create it first (cloning never creates schemas), or set the Warehouse profile's schema",
-			w.Catalog(), opts.Schema)
-	}
+	begun := time.Now()
 	names, err := engineTables(ctx, db, prefixes)
 	if err != nil {
 		return nil, err
@@ -195,10 +198,10 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 		case len(t.Added) > 0:
 			note = " (added " + strings.Join(t.Added, ", ") + ")"
 		}
-		log.InfoContext(ctx, "cloned "+t.Engine+note, "mirror", mirror.Full(), "rows", t.Rows,
-			"seconds", time.Since(start).Round(time.Millisecond).Seconds())
+		log.DebugContext(ctx, "cloned "+t.Engine+note, "mirror", mirror.Full(), "rows", t.Rows, "seconds", secondsSince(start))
 	}
-	log.InfoContext(ctx, fmt.Sprintf("cloned %d table(s), %d row(s), into the warehouse", len(out), total))
+	log.InfoContext(ctx, fmt.Sprintf("cloned %d table(s), %d row(s), into the warehouse", len(out), total),
+		"tables", len(out), "rows", total, "seconds", secondsSince(begun))
 	return out, nil
 }
 
@@ -219,6 +222,12 @@ func Hook(db *engine.DB, src Source, opts Options) func(ctx context.Context) err
 		opts.logger().ErrorContext(ctx, "cloning the Engine DB into the warehouse failed; the run's status is unchanged", attrs...)
 		return err
 	}
+}
+
+// secondsSince returns the seconds since start, to the millisecond, as the
+// clone's records give them.
+func secondsSince(start time.Time) float64 {
+	return time.Since(start).Round(time.Millisecond).Seconds()
 }
 
 // displayName names an Engine table in reports: upper-cased when its

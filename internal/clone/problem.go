@@ -4,6 +4,8 @@
 package clone
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/etl-craft/etl-craft/internal/config"
@@ -14,9 +16,12 @@ import (
 // Problem returns why cloning cannot run with this configuration, or nil.
 // Nothing connects: it checks that there is a warehouse, that the storage
 // settings the warehouse needs are present and usable, and that the
-// warehouse schema is not the Engine DB's own schema in the same PostgreSQL
-// database (cloning would empty the tables it copies). wopts is nil when
-// the configuration has no Warehouse section.
+// warehouse is not the Engine DB itself (cloning would empty the tables it
+// copies): a DuckDB file that is the SQLite Engine DB's file, or the Engine
+// DB's own schema in a PostgreSQL database named by the same host, port and
+// database. The servers are asked too, once connected (RefuseEngineSchema),
+// since one server has many names. wopts is nil when the configuration has
+// no Warehouse section.
 func Problem(cfg *config.Config, wopts *warehouse.Options) error {
 	if cfg.Warehouse == nil || wopts == nil {
 		return exit.Errorf(exit.Configuration,
@@ -29,9 +34,27 @@ func Problem(cfg *config.Config, wopts *warehouse.Options) error {
 	if e.Kind == config.EnginePostgres && w.Dialect == config.DialectPostgres &&
 		strings.EqualFold(e.Host, w.Host) && e.Port == w.Port && e.Database == w.Database &&
 		strings.EqualFold(e.Schema, w.Schema) {
+		return ownSchemaError(w.Schema, w.Database, "")
+	}
+	if e.Kind == config.EngineSQLite && w.Dialect == config.DialectDuckDB && sameFile(e.SQLitePath, w.DuckDBPath) {
 		return exit.Errorf(exit.Configuration,
-			"the Warehouse schema %s is the Engine DB's own schema in the same database %s: cloning would empty the tables it copies; set the Warehouse profile's schema to another schema",
-			w.Schema, w.Database)
+			"the DuckDB warehouse %s is the Engine DB's SQLite file: cloning would write into the tables it copies; name another file in the Warehouse profile's jdbc_url",
+			w.DuckDBPath)
 	}
 	return nil
+}
+
+// sameFile reports whether the two paths name one file: the same path, or
+// two names (links) of one existing file. An empty path (in memory) is no
+// file.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/lock"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
@@ -194,7 +195,10 @@ func probeRelay(ctx context.Context, m *config.Email) error {
 	return c.Quit()
 }
 
-func (d *doctor) cloning(_ context.Context) {
+// cloning checks the Cloning settings, and asks the two servers whether
+// the warehouse schema is the Engine DB's own when it may be
+// (clone.MayBeEngineDB): the configuration can name one server in many ways.
+func (d *doctor) cloning(ctx context.Context) {
 	c := d.cfg.Cloning
 	if !c.Effective() {
 		return
@@ -203,5 +207,23 @@ func (d *doctor) cloning(_ context.Context) {
 		d.add(Fail, "Cloning", "%v", err)
 		return
 	}
-	d.add(OK, "Cloning", "scope %s: after each run, into schema %s", c.Scope, d.cfg.Warehouse.Schema)
+	schema := d.cfg.Warehouse.Schema
+	if o := d.opts.Warehouse; d.db != nil && clone.MayBeEngineDB(d.db, o.Kind) {
+		if err := refuseEngineSchema(ctx, d.db, *o, schema); err != nil {
+			d.add(Fail, "Cloning", "%v", err)
+			return
+		}
+	}
+	d.add(OK, "Cloning", "scope %s: after each run, into schema %s", c.Scope, schema)
+}
+
+// refuseEngineSchema opens the warehouse and returns
+// clone.RefuseEngineSchema's answer, or why it could not ask.
+func refuseEngineSchema(ctx context.Context, db *engine.DB, o warehouse.Options, schema string) error {
+	wh, err := warehouse.Open(ctx, o)
+	if err != nil {
+		return fmt.Errorf("could not open the warehouse to tell whether it is the Engine DB: %w", err)
+	}
+	defer wh.Close()
+	return clone.RefuseEngineSchema(ctx, db, o.Kind, wh, schema)
 }

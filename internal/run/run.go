@@ -249,7 +249,8 @@ func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*
 }
 
 // preflight tests the warehouse connection when a task needs the warehouse.
-// A failure is a connection-test error (exit 11), before anything is recorded.
+// A failure is a connection-test error (exit 11), or a configuration error
+// (exit 3) when the test found one, before anything is recorded.
 func (s *Supervisor) preflight(ctx context.Context, tasks []*pipeline.Task) error {
 	needs := s.opts.CloneSchema != ""
 	for _, t := range tasks {
@@ -265,6 +266,9 @@ func (s *Supervisor) preflight(ctx context.Context, tasks []*pipeline.Task) erro
 			"warehouse: the pipeline has SQL or BUSINESS_RULES tasks but craft-connector.yml has no Warehouse section: add one")
 	}
 	if err := s.opts.Warehouse.Check(ctx, s.opts.CloneSchema); err != nil {
+		if exit.Is(err, exit.Configuration) {
+			return err // a mistake of the configuration, such as cloning into the Engine DB's own schema
+		}
 		return exit.Wrap(exit.ConnectionTest, err, "warehouse")
 	}
 	return nil

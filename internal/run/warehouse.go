@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -24,6 +23,11 @@ const WarehouseLinger = time.Second
 // the lock. Other warehouses are opened on first use and stay open until
 // Close.
 type SharedWarehouse struct {
+	// CheckTarget, when set, is how Check checks the schema it is given
+	// once the warehouse answers: the command sets clone.CheckTarget. Nil
+	// checks no schema.
+	CheckTarget func(ctx context.Context, w warehouse.Warehouse, schema string) error
+
 	db   *engine.DB
 	opts warehouse.Options
 
@@ -111,11 +115,12 @@ func (s *SharedWarehouse) closeLocked() error {
 	return err
 }
 
-// Check tests the connection and, when schema is not empty, that the
-// schema exists. A DuckDB file is not tested: opening it would take it from
-// the process that writes it.
+// Check tests the connection and, when schema is not empty (cloning is
+// on), the schema the after-run clone writes into, with CheckTarget.
+// Without a schema a DuckDB file is not tested, so the test does not queue
+// behind the process writing it; with one it is, as the clone will be.
 func (s *SharedWarehouse) Check(ctx context.Context, schema string) error {
-	if s.opts.Kind == warehouse.DuckDB {
+	if schema == "" && s.opts.Kind == warehouse.DuckDB {
 		return nil
 	}
 	w, release, err := s.Acquire(ctx)
@@ -126,18 +131,10 @@ func (s *SharedWarehouse) Check(ctx context.Context, schema string) error {
 	if err := w.Ping(ctx); err != nil {
 		return err
 	}
-	if schema == "" {
+	if schema == "" || s.CheckTarget == nil {
 		return nil
 	}
-	ok, err := w.SchemaExists(ctx, schema)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("the Warehouse schema %s.%s, which cloning copies the Engine DB into, does not exist; create it first — etl-craft does not create warehouse schemas",
-			w.Catalog(), schema)
-	}
-	return nil
+	return s.CheckTarget(ctx, w, schema)
 }
 
 // Close closes the warehouse when it is open.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/handler"
@@ -130,8 +131,8 @@ func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
 		first, second := NewSharedWarehouse(db, opts), NewSharedWarehouse(db, opts)
 		defer first.Close()
 		defer second.Close()
-		if err := first.Check(context.Background(), "main"); err != nil {
-			t.Fatalf("a DuckDB file is not tested: %v", err)
+		if err := first.Check(context.Background(), ""); err != nil {
+			t.Fatalf("without cloning a DuckDB file is not tested: %v", err)
 		}
 		_, release, err := first.Acquire(context.Background())
 		if err != nil {
@@ -158,7 +159,11 @@ func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
 
 func TestTheConnectionTestChecksTheCloneSchema(t *testing.T) {
 	db := pipelinetest.DB(t, engine.SQLite)
-	shared := NewSharedWarehouse(db, pgWarehouseOptions(t, enginetest.NewPGDatabase(t)))
+	opts := pgWarehouseOptions(t, enginetest.NewPGDatabase(t))
+	shared := NewSharedWarehouse(db, opts)
+	shared.CheckTarget = func(ctx context.Context, w warehouse.Warehouse, schema string) error {
+		return clone.CheckTarget(ctx, db, opts.Kind, w, schema)
+	}
 	defer shared.Close()
 	ctx := context.Background()
 	if err := shared.Check(ctx, ""); err != nil {
@@ -168,7 +173,7 @@ func TestTheConnectionTestChecksTheCloneSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := shared.Check(ctx, "etl_mirrors")
-	if err == nil || !strings.Contains(err.Error(), ".etl_mirrors, which cloning copies the Engine DB into, does not exist") {
+	if err == nil || !strings.Contains(err.Error(), ".etl_mirrors does not exist: cloning copies the Engine DB into it") {
 		t.Fatalf("missing clone schema: %v", err)
 	}
 }
