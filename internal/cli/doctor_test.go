@@ -209,3 +209,15 @@ func TestDoctorWarnsAboutAGroupWritableSQLiteFile(t *testing.T) {
 		t.Fatalf("after chmod go-w: %s", line)
 	}
 }
+
+func TestDoctorNamesTheReleaseTheLedgerComesFrom(t *testing.T) {
+	p := newProject(t, engine.SQLite, "")
+	p.ok("setup")
+	// The checksum the reference's 0.2.0 release recorded for its SQLite 0001.
+	mustExec(t, enginetest.Plain(t, p.opts), "UPDATE SCHEMA_MIGRATIONS SET CHECKSUM = "+
+		"'3b8f0b0b4d759894d7ee1c2aceac6424e7c450e4a62f795fe46e9498a3ce3ff5' WHERE VERSION = '0001_pipeline_pauses.sql'")
+	line := checkLines(p.ok("doctor").stdout)["Engine DB migrations"]
+	if !strings.HasPrefix(line, "[OK  ]") || !strings.Contains(line, "up to date; the ledger comes from etl-craft 0.2.0 (Python reference)") {
+		t.Fatalf("doctor: %s", line)
+	}
+}

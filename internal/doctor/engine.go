@@ -51,18 +51,22 @@ func (d *doctor) engineDB(ctx context.Context) {
 		return
 	}
 	r := &migrate.Runner{DB: d.db, ProjectDir: d.opts.MigrationsDir}
-	pending, err := r.Pending(ctx)
+	st, err := r.Status(ctx)
+	from := ""
+	if len(st.Releases) > 0 {
+		from = "; the ledger comes from " + strings.Join(st.Releases, " and ")
+	}
 	switch {
 	case err != nil:
 		d.add(Fail, "Engine DB migrations", "%v", err)
-	case len(pending) > 0:
-		labels := make([]string, len(pending))
-		for i, f := range pending {
+	case len(st.Pending) > 0:
+		labels := make([]string, len(st.Pending))
+		for i, f := range st.Pending {
 			labels[i] = f.Label()
 		}
-		d.add(Fail, "Engine DB migrations", "%d pending: %s; run `etl-craft migrate`", len(pending), strings.Join(labels, ", "))
+		d.add(Fail, "Engine DB migrations", "%d pending: %s; run `etl-craft migrate`%s", len(st.Pending), strings.Join(labels, ", "), from)
 	default:
-		d.add(OK, "Engine DB migrations", "up to date")
+		d.add(OK, "Engine DB migrations", "up to date%s", from)
 	}
 }
 

@@ -163,7 +163,7 @@ func recordPackaged(ctx context.Context, tx *engine.Tx, eng Stream) ([]string, e
 			engineRows = append(engineRows, row)
 		}
 	}
-	if err := verify(engineRows, []Stream{eng}); err != nil {
+	if _, err := verify(engineRows, []Stream{eng}); err != nil {
 		return nil, err
 	}
 	var recorded []string
@@ -176,21 +176,31 @@ func recordPackaged(ctx context.Context, tx *engine.Tx, eng Stream) ([]string, e
 	return recorded, nil
 }
 
-// Pending verifies the ledger and returns the files not applied yet, without
-// taking the lock. doctor uses it.
-func (r *Runner) Pending(ctx context.Context) ([]File, error) {
+// Status is what the ledger says of an Engine DB.
+type Status struct {
+	Pending []File // the files not applied yet, in order
+	// Releases are the released builds whose checksums the ledger's rows
+	// carry (see released-checksums.toml); empty when every row holds this
+	// build's own.
+	Releases []string
+}
+
+// Status verifies the ledger and returns the files not applied yet and the
+// releases the ledger comes from, without taking the lock. doctor uses it.
+func (r *Runner) Status(ctx context.Context) (Status, error) {
 	streams, err := r.streams()
 	if err != nil {
-		return nil, err
+		return Status{}, err
 	}
 	ledger, err := readLedger(ctx, r.DB)
 	if err != nil {
-		return nil, err
+		return Status{}, err
 	}
-	if err := verify(ledger, streams); err != nil {
-		return nil, err
+	releases, err := verify(ledger, streams)
+	if err != nil {
+		return Status{}, err
 	}
-	return pending(ledger, streams), nil
+	return Status{Pending: pending(ledger, streams), Releases: releases}, nil
 }
 
 // Migrate applies every pending file, ENGINE stream first, each in its own
@@ -239,7 +249,7 @@ func (r *Runner) migrate(ctx context.Context, streams []Stream) ([]File, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := verify(ledger, streams); err != nil {
+	if _, err := verify(ledger, streams); err != nil {
 		return nil, err
 	}
 	todo := pending(ledger, streams)

@@ -52,10 +52,25 @@ type File struct {
 	Checksum string // lower-case hex SHA-256 of the file's exact bytes
 	Text     string
 	Markers  []string
+	// Released maps each checksum a released build recorded for this ENGINE
+	// file, where that build's bytes differ from this one's, to the build's
+	// name (released-checksums.toml). PROJECT files have none.
+	Released map[string]string
 }
 
 // Label names the file with its stream, as "engine/0001_x.sql".
 func (f File) Label() string { return strings.ToLower(string(f.Source)) + "/" + f.Name }
+
+// recordedBy reports whether checksum is one a build recorded for the file in
+// SCHEMA_MIGRATIONS: the file's own (release "") or a released build's, named
+// by release.
+func (f File) recordedBy(checksum string) (release string, ok bool) {
+	if checksum == f.Checksum {
+		return "", true
+	}
+	release, ok = f.Released[checksum]
+	return release, ok
+}
 
 // HasMarker reports whether the file carries the marker.
 func (f File) HasMarker(m string) bool {
@@ -82,7 +97,8 @@ func (s Stream) Configured() bool { return s.Dir != "" }
 var markerLine = regexp.MustCompile(`(?m)^-- etl-craft: (.*)$`)
 
 // EngineStream reads the dialect's packaged ENGINE migrations, with the
-// markers of migration-markers.toml added to their header markers.
+// markers of migration-markers.toml added to their header markers and the
+// checksums of released-checksums.toml.
 func EngineStream(kind engine.Kind) (Stream, error) {
 	fsys, err := schema.Migrations(string(kind))
 	if err != nil {
@@ -110,7 +126,58 @@ func EngineStream(kind engine.Kind) (Stream, error) {
 			return Stream{}, err
 		}
 	}
+	if err := addReleased(kind, &s); err != nil {
+		return Stream{}, err
+	}
 	return s, nil
+}
+
+// releasedChecksums is the shape of a dialect's released-checksums.toml.
+type releasedChecksums struct {
+	Release []struct {
+		Name      string            `toml:"name"`
+		Checksums map[string]string `toml:"checksums"`
+	} `toml:"release"`
+}
+
+var checksumText = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// addReleased gives each packaged file the checksums released builds
+// recorded for it. Every entry must name a packaged file and hold a SHA-256
+// in lower-case hex other than the file's own.
+func addReleased(kind engine.Kind, s *Stream) error {
+	b, err := schema.ReleasedChecksums(string(kind))
+	if err != nil {
+		return exit.Wrap(exit.Migration, err, "the packaged %s released-checksums.toml is missing", kind)
+	}
+	var doc releasedChecksums
+	if _, err := toml.Decode(string(b), &doc); err != nil {
+		return exit.Wrap(exit.Migration, err, "the packaged %s released-checksums.toml is invalid", kind)
+	}
+	byName := map[string]*File{}
+	for i := range s.Files {
+		byName[s.Files[i].Name] = &s.Files[i]
+	}
+	for _, rel := range doc.Release {
+		for name, sum := range rel.Checksums {
+			f := byName[name]
+			switch {
+			case rel.Name == "":
+				return exit.Errorf(exit.Migration, "the packaged %s released-checksums.toml has a release without a name", kind)
+			case f == nil:
+				return exit.Errorf(exit.Migration, "the packaged %s released-checksums.toml names %s, which is not a packaged migration", kind, name)
+			case !checksumText.MatchString(sum) || sum == f.Checksum:
+				return exit.Errorf(exit.Migration,
+					"the packaged %s released-checksums.toml gives %s of %s the checksum %q: want the 64 lower-case hex digits of a SHA-256 other than this build's file's",
+					kind, name, rel.Name, sum)
+			}
+			if f.Released == nil {
+				f.Released = map[string]string{}
+			}
+			f.Released[sum] = rel.Name
+		}
+	}
+	return nil
 }
 
 // ProjectStream reads the PROJECT migrations in dir. An empty dir means no
@@ -218,8 +285,12 @@ type ledgerRow struct {
 func (r ledgerRow) label() string { return strings.ToLower(string(r.Source)) + "/" + r.Version }
 
 // verify checks every applied file against the streams: each must still be
-// there, byte for byte. The first problem stops everything.
-func verify(ledger []ledgerRow, streams []Stream) error {
+// there, and its ledger checksum must be one a build recorded for it (see
+// File.recordedBy). The first problem stops everything. It returns the
+// released builds whose checksums the ledger holds, in ledger order.
+func verify(ledger []ledgerRow, streams []Stream) ([]string, error) {
+	var releases []string
+	seen := map[string]bool{}
 	for _, row := range ledger {
 		var stream *Stream
 		for i := range streams {
@@ -235,22 +306,32 @@ func verify(ledger []ledgerRow, streams []Stream) error {
 				}
 			}
 		}
-		switch {
-		case file == nil && (stream == nil || !stream.Configured()):
-			return exit.Errorf(exit.Migration,
+		if file == nil && (stream == nil || !stream.Configured()) {
+			return nil, exit.Errorf(exit.Migration,
 				"the applied migration %s cannot be verified: no project migrations directory is configured; pass --migrations-dir or set ETL_CRAFT_MIGRATIONS_DIR",
 				row.label())
-		case file == nil:
-			return exit.Errorf(exit.Migration,
+		}
+		if file == nil {
+			return nil, exit.Errorf(exit.Migration,
 				"the applied migration %s: '%s' is missing from %s; restore the file (applied migrations are never removed)",
 				row.label(), row.Version, stream.Dir)
-		case file.Checksum != row.Checksum:
-			return exit.Errorf(exit.Migration,
+		}
+		release, ok := file.recordedBy(row.Checksum)
+		switch {
+		case !ok && row.Source == Engine:
+			return nil, exit.Errorf(exit.Migration,
+				"the applied migration %s: SCHEMA_MIGRATIONS holds the checksum %s for '%s', which is neither this build's file nor one a released etl-craft build recorded; the Engine DB was migrated by a build this one does not know: upgrade it with that build's release or a newer one",
+				row.label(), row.Checksum, row.Version)
+		case !ok:
+			return nil, exit.Errorf(exit.Migration,
 				"the applied migration %s: '%s' has changed since it was applied; migration files are never edited: restore it and add a new migration instead",
 				row.label(), row.Version)
+		case release != "" && !seen[release]:
+			seen[release] = true
+			releases = append(releases, release)
 		}
 	}
-	return nil
+	return releases, nil
 }
 
 // pending returns the files of the streams not in the ledger, in order.

@@ -18,11 +18,11 @@ import (
 	"github.com/etl-craft/etl-craft/internal/sqlsplit"
 )
 
-// releasedSchema is the 0.1.0 release's schema of a dialect, at the
-// repository root.
-func releasedSchema(t testing.TB, kind engine.Kind) string {
+// releasedSchema is a release's schema of a dialect, under testdata/released
+// at the repository root.
+func releasedSchema(t testing.TB, release string, kind engine.Kind) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "released", "0.1.0", string(kind)+".sql"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "released", release, string(kind)+".sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func execAll(t testing.TB, db *engine.DB, text string) {
 // that release have it: no ledger rows.
 func installRelease(t testing.TB, db *engine.DB) {
 	t.Helper()
-	execAll(t, db, releasedSchema(t, db.Kind()))
+	execAll(t, db, releasedSchema(t, "0.1.0", db.Kind()))
 }
 
 func snapshot(t testing.TB, db *engine.DB) catalog.Snapshot {
@@ -165,6 +165,12 @@ INSERT INTO AUD_RUN_INTERVENTIONS (PIPELINE_ID, PIPELINE_RUN_ID, TASK_ID, ACTION
     (1, 5, NULL, 'REOPEN', 'SUCCESS', 'IN-PROGRESS', NULL, NULL, 'bad totals', 'alice', '2026-01-01 05:00:00.000000+00:00'),
     (1, 2, 4, 'MARK', 'FAILED', 'SUCCESS', 9, 'why', 'checked by hand', 'bob', '2026-01-02 03:00:00.000000+00:00');
 
+` + auditSeedRows
+
+// auditSeedRows are the rows of a seed in the audit tables no migration
+// changes: a business rule's run and result for task run 3, an offset of task
+// 1, lineage of task 4, a docs publication and a documentation version.
+const auditSeedRows = `
 INSERT INTO AUD_BUSINESS_RULES_RUN_LOG (BUSINESS_RULE_ID, TASK_RUN_ID, START_DATE, END_DATE, STATUS)
 VALUES (1, 3, '2026-01-02 02:12:00.000000+00:00', '2026-01-02 02:13:00.000000+00:00', 'FAILED');
 INSERT INTO AUD_BUSINESS_RULES_RESULTS (BUSINESS_RULE_RUN_ID, BUSINESS_RULE_ID, BUSINESS_RULE_KEY, TARGET_TABLE, STATUS, START_DATE)
@@ -235,13 +241,15 @@ CREATE INDEX team_ix_run_date ON AUD_PIPELINES_RUN_LOG (RUN_DATE);
 CREATE VIEW team_runs AS SELECT PIPELINE_RUN_ID, RUN_DATE FROM AUD_PIPELINES_RUN_LOG;
 `
 
-// seededTables are the tables releasedSeed and releasedSeedRunHistory fill
-// that every later schema keeps.
+// seededTables are the tables the seeds of the released schemas fill
+// (releasedSeed, releasedSeedRunHistory, reference020Seed) that every later
+// schema keeps.
 var seededTables = []string{
 	"CFG_PIPELINES", "CFG_PIPELINE_DEPENDENCY", "CFG_TASKS", "CFG_TASK_DEPENDENCY", "CFG_TASK_PARAMETERS",
 	"CFG_BUSINESS_RULES", "AUD_PIPELINES_RUN_LOG", "AUD_TASK_RUN_LOG", "AUD_RUN_INTERVENTIONS",
 	"AUD_BUSINESS_RULES_RUN_LOG", "AUD_BUSINESS_RULES_RESULTS", "AUD_TASK_OFFSET_TRACKER", "AUD_COLUMN_LINEAGE",
-	"AUD_DOCS_PUBLICATION", "AUD_TASK_DOCUMENTATION", "team_run_ids",
+	"AUD_DOCS_PUBLICATION", "AUD_TASK_DOCUMENTATION", "AUD_PIPELINE_PAUSES", "AUD_DEPENDENCY_CONSUMPTION",
+	"team_run_ids",
 }
 
 // tableRows is every row of each table that exists, as text, on the columns
@@ -521,22 +529,7 @@ func TestUpgradeFromReleasedKeepsHistoryIdsAndProjectObjects(t *testing.T) {
 			"SELECT TASK_ID, TASK_CODE FROM team_active_tasks ORDER BY 1")
 		assertRows(t, db, []string{"7|2025-12-31 00:00:00.000000+00:00"},
 			"SELECT PIPELINE_RUN_ID, RUN_DATE FROM team_runs WHERE PIPELINE_RUN_ID = 7")
-		var pipelineID, taskID, runID, taskRunID int64
-		err = db.Tx(ctx, func(tx *engine.Tx) error {
-			if err := tx.QueryRowContext(ctx, "INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('P_NEW', 'New', 'FULL') RETURNING PIPELINE_ID").Scan(&pipelineID); err != nil {
-				return err
-			}
-			if err := tx.QueryRowContext(ctx, "INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER) VALUES ('new_task', 'ETL', $1, 'SQL') RETURNING TASK_ID", pipelineID).Scan(&taskID); err != nil {
-				return err
-			}
-			if err := tx.QueryRowContext(ctx, "INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS) VALUES ($1, 'IN-PROGRESS') RETURNING PIPELINE_RUN_ID", pipelineID).Scan(&runID); err != nil {
-				return err
-			}
-			return tx.QueryRowContext(ctx, "INSERT INTO AUD_TASK_RUN_LOG (TASK_ID, PIPELINE_RUN_ID, STATUS) VALUES ($1, $2, 'IN-PROGRESS') RETURNING TASK_RUN_ID", taskID, runID).Scan(&taskRunID)
-		})
-		if err != nil {
-			t.Fatalf("writing after the upgrade: %v", err)
-		}
+		pipelineID, taskID, runID, taskRunID := writeAfterUpgrade(t, db)
 		if pipelineID <= 5 || taskID <= 6 || runID <= 8 || taskRunID <= 7 {
 			t.Fatalf("new ids %d, %d, %d, %d reuse deleted ones (5, 6, 8, 7)", pipelineID, taskID, runID, taskRunID)
 		}
@@ -559,6 +552,29 @@ func TestUpgradeFromReleasedKeepsHistoryIdsAndProjectObjects(t *testing.T) {
 		assertSameSnapshot(t, "upgraded vs fresh", snapshot(t, db),
 			freshSnapshot(t, db.Kind(), projectObjects(db.Kind())+runLogObjects))
 	})
+}
+
+// writeAfterUpgrade inserts, as the engine does, a pipeline, a task of it, a
+// run of it and a task run, and returns their ids.
+func writeAfterUpgrade(t *testing.T, db *engine.DB) (pipelineID, taskID, runID, taskRunID int64) {
+	t.Helper()
+	ctx := context.Background()
+	err := db.Tx(ctx, func(tx *engine.Tx) error {
+		if err := tx.QueryRowContext(ctx, "INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('P_NEW', 'New', 'FULL') RETURNING PIPELINE_ID").Scan(&pipelineID); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, "INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER) VALUES ('new_task', 'ETL', $1, 'SQL') RETURNING TASK_ID", pipelineID).Scan(&taskID); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, "INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS) VALUES ($1, 'IN-PROGRESS') RETURNING PIPELINE_RUN_ID", pipelineID).Scan(&runID); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, "INSERT INTO AUD_TASK_RUN_LOG (TASK_ID, PIPELINE_RUN_ID, STATUS) VALUES ($1, $2, 'IN-PROGRESS') RETURNING TASK_RUN_ID", taskID, runID).Scan(&taskRunID)
+	})
+	if err != nil {
+		t.Fatalf("writing after the upgrade: %v", err)
+	}
+	return pipelineID, taskID, runID, taskRunID
 }
 
 // assertRows checks the rows of a query, as rowStrings gives them.

@@ -1,6 +1,8 @@
 // Package schema holds the packaged Engine DB schema and ENGINE migrations of
-// each dialect, embedded in the binary, and migration-markers.toml, which adds
-// markers to released migration files without changing their bytes.
+// each dialect, embedded in the binary, with the checksums released builds
+// recorded for those migrations (released-checksums.toml of each dialect),
+// and migration-markers.toml, which adds markers to released migration files
+// without changing their bytes.
 package schema
 
 import (
@@ -20,6 +22,13 @@ func Schema(dialect string) ([]byte, error) {
 // Migrations returns the folder of the dialect's ENGINE migrations.
 func Migrations(dialect string) (fs.FS, error) {
 	return fs.Sub(files, dialect+"/migrations")
+}
+
+// ReleasedChecksums returns the dialect's released-checksums.toml: for each
+// released build, the checksum it recorded for each ENGINE migration whose
+// bytes differ from this build's.
+func ReleasedChecksums(dialect string) ([]byte, error) {
+	return files.ReadFile(dialect + "/released-checksums.toml")
 }
 
 // Markers returns the packaged migration-markers.toml.

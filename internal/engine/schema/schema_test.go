@@ -3,6 +3,7 @@ package schema_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"reflect"
 	"regexp"
 	"sort"
@@ -10,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	snapshots "github.com/etl-craft/etl-craft/internal/engine/catalog"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/engine/schema"
+	"github.com/etl-craft/etl-craft/internal/migrate"
 	"github.com/etl-craft/etl-craft/internal/sqlsplit"
 )
 
@@ -577,4 +580,80 @@ func TestPostgresTimestampsHaveATimeZone(t *testing.T) {
 		WHERE table_schema = current_schema() AND data_type = 'timestamp without time zone'`); len(naive) > 0 {
 		t.Fatalf("timestamp columns without a time zone: %v", naive)
 	}
+}
+
+// TestReleasedChecksumsNamePackagedFilesOfBothDialects checks the released checksums of both dialects name the reference 0.2.0 files.
+func TestReleasedChecksumsNamePackagedFilesOfBothDialects(t *testing.T) {
+	var lists [2][]string
+	for i, k := range enginetest.Kinds {
+		eng, err := migrate.EngineStream(k)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		for _, f := range eng.Files {
+			for sum, release := range f.Released {
+				if sum == f.Checksum {
+					t.Errorf("%s %s: a released checksum is the file's own", k, f.Name)
+				}
+				lists[i] = append(lists[i], release+": "+f.Name)
+			}
+		}
+		sort.Strings(lists[i])
+	}
+	var want []string
+	for _, name := range []string{"0001_pipeline_pauses.sql", "0002_run_date.sql", "0003_dependency_consumption.sql",
+		"0004_rows_written.sql", "0005_metadata_codes.sql", "0006_run_backfill_constraint.sql"} {
+		want = append(want, "etl-craft 0.2.0 (Python reference): "+name)
+	}
+	for i, k := range enginetest.Kinds {
+		if !reflect.DeepEqual(lists[i], want) {
+			t.Errorf("%s released checksums:\n%s\nwant\n%s", k, strings.Join(lists[i], "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// The migration that brings the reference's 0.2.0 definitions to today's
+// changes nothing on an Engine DB that already has today's.
+func TestReleasedDefinitionsLeaveACurrentEngineDBAsItWas(t *testing.T) {
+	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := context.Background()
+		withRules(t, db)
+		if err := write(ctx, db, "INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER, RUN_CONDITION, RUN_CONDITION_COUNT) VALUES ('some', 'ETL', 1, 'SQL', 'N', 1)"); err != nil {
+			t.Fatal(err)
+		}
+		before, err := snapshots.Take(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks := upperColumn(t, db, "SELECT TASK_CODE || ':' || COALESCE(RUN_CONDITION, '-') FROM CFG_TASKS ORDER BY TASK_ID")
+		fsys, err := schema.Migrations(string(db.Kind()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := fs.ReadFile(fsys, "0021_released_definitions.sql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.Tx(ctx, func(tx *engine.Tx) error {
+			for _, st := range sqlsplit.Split(string(text), splitDialect(db.Kind())) {
+				if err := tx.ExecRaw(ctx, st.Text); err != nil {
+					return fmt.Errorf("line %d: %w", st.Line, err)
+				}
+			}
+			return tx.RefreshTriggers(ctx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := snapshots.Take(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := after.Diff(before); len(diff) > 0 {
+			t.Fatalf("0021 changed a current Engine DB:\n%s", strings.Join(diff, "\n"))
+		}
+		if got := upperColumn(t, db, "SELECT TASK_CODE || ':' || COALESCE(RUN_CONDITION, '-') FROM CFG_TASKS ORDER BY TASK_ID"); !reflect.DeepEqual(got, tasks) {
+			t.Fatalf("tasks %v, want %v", got, tasks)
+		}
+	})
 }
