@@ -186,6 +186,69 @@ func TestDoctorReportsWriteGrantsWithTheirRevoke(t *testing.T) {
 	})
 }
 
+func TestDoctorReportsColumnWriteGrantsWithTheirRevoke(t *testing.T) {
+	enginetest.AdminURL(t)
+	p := newProject(t, engine.Postgres, "")
+	p.ok("setup")
+	db := enginetest.Plain(t, p.opts)
+	suffix := strings.SplitN(p.opts.DSN[strings.LastIndex(p.opts.DSN, "/")+1:], "?", 2)[0]
+	suffix = strings.ToLower(strings.TrimPrefix(suffix, "etl_craft_test_"))
+	bi, group, member := "dc_bi_"+suffix, "dc_group_"+suffix, "dc_member_"+suffix
+	mustExec(t, db,
+		"CREATE ROLE "+bi+" LOGIN", "CREATE ROLE "+group+" NOLOGIN", "CREATE ROLE "+member+" LOGIN IN ROLE "+group,
+		"GRANT UPDATE (error_message) ON aud_task_run_log TO "+bi,
+		"GRANT DELETE, UPDATE (pipeline_name, pipeline_code), INSERT (pipeline_code) ON cfg_pipelines TO "+group,
+		"GRANT INSERT (error_message) ON aud_task_run_log TO PUBLIC")
+	t.Cleanup(func() {
+		db.Exec("DROP OWNED BY " + bi + ", " + group + ", " + member)
+		for _, r := range []string{member, group, bi} {
+			db.Exec("DROP ROLE IF EXISTS " + r)
+		}
+	})
+	// bi, a plain login, can change a guarded table once it sets the actor.
+	asBI := func() error {
+		tx, err := db.Begin()
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		for _, s := range []string{"SET LOCAL ROLE " + bi,
+			"SELECT set_config('etl_craft.actor', 'bi', true), set_config('etl_craft.actor_kind', 'HUMAN', true)",
+			"UPDATE aud_task_run_log SET error_message = 'changed'"} {
+			if _, err := tx.Exec(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := asBI(); err != nil {
+		t.Fatalf("bi cannot write the column it was granted: %v", err)
+	}
+	r := p.run(nil, "doctor")
+	detail := checkLines(r.stdout)["Engine DB privileges"]
+	for _, want := range []string{
+		`REVOKE UPDATE ("error_message") ON "public"."aud_task_run_log" FROM "` + bi + `";`,
+		`REVOKE DELETE, INSERT ("pipeline_code"), UPDATE ("pipeline_code", "pipeline_name") ON "public"."cfg_pipelines" FROM "` + group + `";`,
+		`REVOKE INSERT ("error_message") ON "public"."aud_task_run_log" FROM PUBLIC;`,
+	} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("doctor lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	if r.code != 1 || !strings.Contains(detail, "[FAIL] Engine DB privileges: 3 grant(s)") || strings.Contains(r.stdout, member) {
+		t.Fatalf("exit %d; three grants, and no member of the group:\n%s", r.code, r.stdout)
+	}
+	for _, stmt := range regexp.MustCompile(`REVOKE [^;]+;`).FindAllString(detail, -1) {
+		mustExec(t, db, stmt)
+	}
+	if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB privileges") {
+		t.Fatalf("after the REVOKEs:\n%s", r.stdout)
+	}
+	if err := asBI(); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Fatalf("bi still writes after the REVOKE: %v", err)
+	}
+}
+
 func mustExec(t *testing.T, db *sql.DB, stmts ...string) {
 	t.Helper()
 	for _, s := range stmts {
