@@ -16,11 +16,18 @@ import (
 // pgWarehouse returns a Warehouse section on a fresh PostgreSQL database and
 // the environment its secret needs.
 func pgWarehouse(t *testing.T, schema string) (yaml string, env []string) {
-	raw := enginetest.NewPGDatabase(t)
+	yaml, env, _ = pgWarehouseAt(t, schema)
+	return yaml, env
+}
+
+// pgWarehouseAt is pgWarehouse that also returns the database's URL.
+func pgWarehouseAt(t *testing.T, schema string) (yaml string, env []string, raw string) {
+	raw = enginetest.NewPGDatabase(t)
 	u, _ := url.Parse(raw)
 	pw, _ := u.User.Password()
-	return fmt.Sprintf("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: %s\n    auth_mode: password\n    user: %s\n    secret: WAREHOUSE_SECRET\n",
-		u.Host, u.Path, schema, u.User.Username()), []string{"WAREHOUSE_SECRET=" + pw}
+	yaml = fmt.Sprintf("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: %s\n    auth_mode: password\n    user: %s\n    secret: WAREHOUSE_SECRET\n",
+		u.Host, u.Path, schema, u.User.Username())
+	return yaml, []string{"WAREHOUSE_SECRET=" + pw}, raw
 }
 
 // withWarehouse replaces the project's DuckDB Warehouse section.
@@ -247,6 +254,53 @@ func TestDoctorReportsColumnWriteGrantsWithTheirRevoke(t *testing.T) {
 	if err := asBI(); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("bi still writes after the REVOKE: %v", err)
 	}
+}
+
+func TestPostgresSchemasAreTheOnesPostgreSQLFolds(t *testing.T) {
+	t.Run("engine", func(t *testing.T) {
+		enginetest.AdminURL(t)
+		p := newProject(t, engine.Postgres, "")
+		p.write("craft-connector.yml", strings.Replace(readFile(t, p.dir+"/craft-connector.yml"), "schema: public\n", "schema: ETL_CRAFT\n", 1))
+		r := p.run(nil, "doctor")
+		create := regexp.MustCompile(`\(CREATE SCHEMA [^;]+;\)`).FindString(checkLines(r.stdout)["Engine DB connection"])
+		if r.code != 1 || create != "(CREATE SCHEMA etl_craft;)" {
+			t.Fatalf("doctor before the schema exists: exit %d\n%s", r.code, r.stdout)
+		}
+		db := enginetest.Plain(t, p.opts)
+		mustExec(t, db, strings.Trim(create, "()"))
+		p.ok("setup")
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'etl_craft' AND tablename = 'cfg_pipelines'").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("setup did not create the tables in etl_craft: %d, %v", n, err)
+		}
+		if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema etl_craft\n") {
+			t.Fatalf("doctor:\n%s", r.stdout)
+		}
+		if r := p.ok("setup", "--print-grants"); !strings.Contains(r.stdout, `GRANT USAGE, CREATE ON SCHEMA "etl_craft" TO etl_craft_owner;`) {
+			t.Fatalf("the grants name another schema:\n%s", r.stdout)
+		}
+	})
+	t.Run("warehouse", func(t *testing.T) {
+		p := newProject(t, engine.SQLite, "")
+		p.ok("setup")
+		section, env, raw := pgWarehouseAt(t, "Analytics")
+		p.withWarehouse(section, env)
+		wh, err := sql.Open("pgx", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wh.Close()
+		mustExec(t, wh, `CREATE SCHEMA "Analytics"`)
+		// "Analytics" is not the schema etl-craft writes to: analytics is.
+		r := p.run(nil, "doctor")
+		if r.code != 1 || !strings.Contains(checkLines(r.stdout)["Warehouse connection"], "[FAIL]") {
+			t.Fatalf("a schema that differs in case passed:\n%s", r.stdout)
+		}
+		mustExec(t, wh, "CREATE SCHEMA analytics")
+		if r := p.run(nil, "doctor"); !strings.Contains(checkLines(r.stdout)["Warehouse connection"], "[OK  ] Warehouse connection: Postgres, schema Analytics exists") {
+			t.Fatalf("doctor:\n%s", r.stdout)
+		}
+	})
 }
 
 func mustExec(t *testing.T, db *sql.DB, stmts ...string) {

@@ -212,7 +212,7 @@ func (d *doctor) privileges(ctx context.Context) {
 		return
 	}
 	if len(order) == 0 {
-		d.add(OK, "Engine DB privileges", "no other login or PUBLIC can write the Engine DB tables or any of their columns")
+		d.add(OK, "Engine DB privileges", "no other login or PUBLIC can write the Engine DB tables")
 		return
 	}
 	revokes := make([]string, len(order))
