@@ -16,11 +16,18 @@ import (
 // pgWarehouse returns a Warehouse section on a fresh PostgreSQL database and
 // the environment its secret needs.
 func pgWarehouse(t *testing.T, schema string) (yaml string, env []string) {
-	raw := enginetest.NewPGDatabase(t)
+	yaml, env, _ = pgWarehouseAt(t, schema)
+	return yaml, env
+}
+
+// pgWarehouseAt is pgWarehouse that also returns the database's URL.
+func pgWarehouseAt(t *testing.T, schema string) (yaml string, env []string, raw string) {
+	raw = enginetest.NewPGDatabase(t)
 	u, _ := url.Parse(raw)
 	pw, _ := u.User.Password()
-	return fmt.Sprintf("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: %s\n    auth_mode: password\n    user: %s\n    secret: WAREHOUSE_SECRET\n",
-		u.Host, u.Path, schema, u.User.Username()), []string{"WAREHOUSE_SECRET=" + pw}
+	yaml = fmt.Sprintf("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: %s\n    auth_mode: password\n    user: %s\n    secret: WAREHOUSE_SECRET\n",
+		u.Host, u.Path, schema, u.User.Username())
+	return yaml, []string{"WAREHOUSE_SECRET=" + pw}, raw
 }
 
 // withWarehouse replaces the project's DuckDB Warehouse section.
@@ -182,6 +189,116 @@ func TestDoctorReportsWriteGrantsWithTheirRevoke(t *testing.T) {
 		}
 		if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB privileges") {
 			t.Fatalf("after the REVOKEs:\n%s", r.stdout)
+		}
+	})
+}
+
+func TestDoctorReportsColumnWriteGrantsWithTheirRevoke(t *testing.T) {
+	enginetest.AdminURL(t)
+	p := newProject(t, engine.Postgres, "")
+	p.ok("setup")
+	db := enginetest.Plain(t, p.opts)
+	suffix := strings.SplitN(p.opts.DSN[strings.LastIndex(p.opts.DSN, "/")+1:], "?", 2)[0]
+	suffix = strings.ToLower(strings.TrimPrefix(suffix, "etl_craft_test_"))
+	bi, group, member := "dc_bi_"+suffix, "dc_group_"+suffix, "dc_member_"+suffix
+	mustExec(t, db,
+		"CREATE ROLE "+bi+" LOGIN", "CREATE ROLE "+group+" NOLOGIN", "CREATE ROLE "+member+" LOGIN IN ROLE "+group,
+		"GRANT UPDATE (error_message) ON aud_task_run_log TO "+bi,
+		"GRANT DELETE, UPDATE (pipeline_name, pipeline_code), INSERT (pipeline_code) ON cfg_pipelines TO "+group,
+		"GRANT INSERT (error_message) ON aud_task_run_log TO PUBLIC")
+	t.Cleanup(func() {
+		db.Exec("DROP OWNED BY " + bi + ", " + group + ", " + member)
+		for _, r := range []string{member, group, bi} {
+			db.Exec("DROP ROLE IF EXISTS " + r)
+		}
+	})
+	// bi, a plain login, can change a guarded table once it sets the actor.
+	asBI := func() error {
+		tx, err := db.Begin()
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		for _, s := range []string{"SET LOCAL ROLE " + bi,
+			"SELECT set_config('etl_craft.actor', 'bi', true), set_config('etl_craft.actor_kind', 'HUMAN', true)",
+			"UPDATE aud_task_run_log SET error_message = 'changed'"} {
+			if _, err := tx.Exec(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := asBI(); err != nil {
+		t.Fatalf("bi cannot write the column it was granted: %v", err)
+	}
+	r := p.run(nil, "doctor")
+	detail := checkLines(r.stdout)["Engine DB privileges"]
+	for _, want := range []string{
+		`REVOKE UPDATE ("error_message") ON "public"."aud_task_run_log" FROM "` + bi + `";`,
+		`REVOKE DELETE, INSERT ("pipeline_code"), UPDATE ("pipeline_code", "pipeline_name") ON "public"."cfg_pipelines" FROM "` + group + `";`,
+		`REVOKE INSERT ("error_message") ON "public"."aud_task_run_log" FROM PUBLIC;`,
+	} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("doctor lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	if r.code != 1 || !strings.Contains(detail, "[FAIL] Engine DB privileges: 3 grant(s)") || strings.Contains(r.stdout, member) {
+		t.Fatalf("exit %d; three grants, and no member of the group:\n%s", r.code, r.stdout)
+	}
+	for _, stmt := range regexp.MustCompile(`REVOKE [^;]+;`).FindAllString(detail, -1) {
+		mustExec(t, db, stmt)
+	}
+	if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB privileges") {
+		t.Fatalf("after the REVOKEs:\n%s", r.stdout)
+	}
+	if err := asBI(); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Fatalf("bi still writes after the REVOKE: %v", err)
+	}
+}
+
+func TestPostgresSchemasAreTheOnesPostgreSQLFolds(t *testing.T) {
+	t.Run("engine", func(t *testing.T) {
+		enginetest.AdminURL(t)
+		p := newProject(t, engine.Postgres, "")
+		p.write("craft-connector.yml", strings.Replace(readFile(t, p.dir+"/craft-connector.yml"), "schema: public\n", "schema: ETL_CRAFT\n", 1))
+		r := p.run(nil, "doctor")
+		create := regexp.MustCompile(`\(CREATE SCHEMA [^;]+;\)`).FindString(checkLines(r.stdout)["Engine DB connection"])
+		if r.code != 1 || create != "(CREATE SCHEMA etl_craft;)" {
+			t.Fatalf("doctor before the schema exists: exit %d\n%s", r.code, r.stdout)
+		}
+		db := enginetest.Plain(t, p.opts)
+		mustExec(t, db, strings.Trim(create, "()"))
+		p.ok("setup")
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'etl_craft' AND tablename = 'cfg_pipelines'").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("setup did not create the tables in etl_craft: %d, %v", n, err)
+		}
+		if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema etl_craft\n") {
+			t.Fatalf("doctor:\n%s", r.stdout)
+		}
+		if r := p.ok("setup", "--print-grants"); !strings.Contains(r.stdout, `GRANT USAGE, CREATE ON SCHEMA "etl_craft" TO etl_craft_owner;`) {
+			t.Fatalf("the grants name another schema:\n%s", r.stdout)
+		}
+	})
+	t.Run("warehouse", func(t *testing.T) {
+		p := newProject(t, engine.SQLite, "")
+		p.ok("setup")
+		section, env, raw := pgWarehouseAt(t, "Analytics")
+		p.withWarehouse(section, env)
+		wh, err := sql.Open("pgx", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wh.Close()
+		mustExec(t, wh, `CREATE SCHEMA "Analytics"`)
+		// "Analytics" is not the schema etl-craft writes to: analytics is.
+		r := p.run(nil, "doctor")
+		if r.code != 1 || !strings.Contains(checkLines(r.stdout)["Warehouse connection"], "[FAIL]") {
+			t.Fatalf("a schema that differs in case passed:\n%s", r.stdout)
+		}
+		mustExec(t, wh, "CREATE SCHEMA analytics")
+		if r := p.run(nil, "doctor"); !strings.Contains(checkLines(r.stdout)["Warehouse connection"], "[OK  ] Warehouse connection: Postgres, schema Analytics exists") {
+			t.Fatalf("doctor:\n%s", r.stdout)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/fault"
 )
 
@@ -51,6 +52,16 @@ func TestInitDBAndMigrateThroughTheBinary(t *testing.T) {
 			t.Fatalf("--migrations-dir: %d %q", r.code, r.stderr)
 		}
 	})
+}
+
+func TestInitDBNamesTheRefusedTablesAsTheyAre(t *testing.T) {
+	p := newProject(t, engine.SQLite, "")
+	os.MkdirAll(filepath.Join(p.dir, "state"), 0o755)
+	mustExec(t, enginetest.Plain(t, p.opts), "CREATE TABLE CFG_LEFTOVER (ID INTEGER)", "CREATE TABLE Aud_Mixed (ID INTEGER)")
+	r := p.run(nil, "init-db")
+	if r.code != 12 || !strings.Contains(r.stderr, "already has Engine DB table(s) ['Aud_Mixed', 'CFG_LEFTOVER']") {
+		t.Fatalf("init-db: %d %q", r.code, r.stderr)
+	}
 }
 
 func TestFourMigrateProcessesApplyEachFileOnce(t *testing.T) {

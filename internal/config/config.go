@@ -206,8 +206,9 @@ type Engine struct {
 	SQLitePath string
 	// Endpoint is the server (PostgreSQL only).
 	Endpoint
-	// Schema holds the Engine DB tables on PostgreSQL; "main" by convention
-	// on SQLite.
+	// Schema holds the Engine DB tables on PostgreSQL, named as PostgreSQL
+	// folds the configured name (PostgresName); "main" by convention on
+	// SQLite.
 	Schema string
 	Auth
 }

@@ -79,6 +79,9 @@ func (l *loader) engine(cfg *Config, top *mapping) error {
 	if e.Schema, err = schema(f); err != nil {
 		return err
 	}
+	if e.Kind == EnginePostgres {
+		e.Schema = PostgresName(e.Schema)
+	}
 	cfg.Engine = e
 	return nil
 }
@@ -147,6 +150,12 @@ func schema(f *fields) (string, error) {
 	}
 	return v.text, nil
 }
+
+// PostgresName returns the name PostgreSQL gives a plain identifier written
+// unquoted, as every configured name is: folded to lower case, so schema
+// ETL_CRAFT is the schema etl_craft. Whatever checks, creates or uses a
+// configured PostgreSQL name uses this one.
+func PostgresName(ident string) string { return strings.ToLower(ident) }
 
 // DSN returns the PostgreSQL connection string without the password:
 // postgres://user@host:port/database?settings. It is "" for SQLite.

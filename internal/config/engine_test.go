@@ -37,6 +37,18 @@ func TestSQLiteEngine(t *testing.T) {
 	}
 }
 
+func TestPostgresEngineSchemaIsFoldedAsPostgreSQLFoldsIt(t *testing.T) {
+	t.Setenv("PG_SECRET", "pw")
+	pg := mustLoad(t, withEngine("    jdbc_url: jdbc:postgresql://db/etl\n    schema: ETL_Craft\n    auth_mode: password\n    user: etl\n    secret: PG_SECRET\n"))
+	if pg.Engine.Schema != "etl_craft" {
+		t.Errorf("PostgreSQL schema %q, want etl_craft", pg.Engine.Schema)
+	}
+	lite := mustLoad(t, withEngine("    jdbc_url: jdbc:sqlite:engine.db\n    schema: Main\n"))
+	if lite.Engine.Schema != "Main" {
+		t.Errorf("SQLite schema %q, want it as written", lite.Engine.Schema)
+	}
+}
+
 func TestPostgresEngine(t *testing.T) {
 	t.Setenv("PG_SECRET", "pw")
 	cfg := mustLoad(t, secretsEnv+orchLocal+`Engine:

@@ -2,12 +2,12 @@ package doctor
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/etl-craft/etl-craft/internal/config"
@@ -152,28 +152,41 @@ func quotePaths(loose []string) []string {
 }
 
 // privilegeQuery finds explicit INSERT, UPDATE, DELETE and TRUNCATE grants on
-// the Engine DB tables that reach PUBLIC or an ordinary login other than the
-// table's owner and the engine's own login, directly or through a granted
-// role. The holder of the grant is reported, not its members.
+// the Engine DB tables, and column-level INSERT and UPDATE grants on their
+// columns (attname is NULL for a table-level grant), that reach PUBLIC or an
+// ordinary login other than the table's owner and the engine's own login,
+// directly or through a granted role. The holder of the grant is reported,
+// not its members.
 const privilegeQuery = `
-SELECT c.relname, CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE r.rolname END, a.privilege_type
-FROM pg_class c
-JOIN pg_namespace n ON n.oid = c.relnamespace
-CROSS JOIN LATERAL aclexplode(c.relacl) a
-LEFT JOIN pg_roles r ON r.oid = a.grantee
-WHERE n.nspname = current_schema()
-  AND c.relkind IN ('r', 'p')
-  AND (upper(c.relname) LIKE 'CFG\_%' OR upper(c.relname) LIKE 'AUD\_%')
-  AND a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')
-  AND a.grantee <> c.relowner
-  AND (a.grantee = 0 OR (NOT r.rolsuper AND EXISTS (
+WITH tables AS (
+    SELECT c.oid, c.relname, c.relowner, c.relacl
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = current_schema()
+      AND c.relkind IN ('r', 'p')
+      AND (upper(c.relname) LIKE 'CFG\_%' OR upper(c.relname) LIKE 'AUD\_%')
+), grants AS (
+    SELECT t.relname, t.relowner, NULL::name AS attname, a.grantee, a.privilege_type
+    FROM tables t CROSS JOIN LATERAL aclexplode(t.relacl) a
+    UNION ALL
+    SELECT t.relname, t.relowner, att.attname, a.grantee, a.privilege_type
+    FROM tables t
+    JOIN pg_attribute att ON att.attrelid = t.oid AND att.attnum > 0 AND NOT att.attisdropped
+    CROSS JOIN LATERAL aclexplode(att.attacl) a
+)
+SELECT g.relname, CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE r.rolname END, g.privilege_type, g.attname
+FROM grants g
+LEFT JOIN pg_roles r ON r.oid = g.grantee
+WHERE g.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')
+  AND g.grantee <> g.relowner
+  AND (g.grantee = 0 OR (NOT r.rolsuper AND EXISTS (
         SELECT 1 FROM pg_roles l
-        WHERE l.rolcanlogin AND NOT l.rolsuper AND l.oid <> c.relowner AND l.rolname <> current_user
-          AND pg_has_role(l.oid, a.grantee, 'USAGE'))))
-ORDER BY 2, 1, 3`
+        WHERE l.rolcanlogin AND NOT l.rolsuper AND l.oid <> g.relowner AND l.rolname <> current_user
+          AND pg_has_role(l.oid, g.grantee, 'USAGE'))))
+ORDER BY 2, 1, 3, 4 NULLS FIRST`
 
-// privileges reports extra write grants on PostgreSQL with the exact REVOKE
-// that removes each.
+// privileges reports extra write grants on PostgreSQL, on tables and on
+// columns, with the exact REVOKE that removes each holder's grants on a table.
 func (d *doctor) privileges(ctx context.Context) {
 	rows, err := d.db.QueryContext(ctx, privilegeQuery)
 	if err != nil {
@@ -182,30 +195,73 @@ func (d *doctor) privileges(ctx context.Context) {
 	}
 	defer rows.Close()
 	type key struct{ table, holder string }
-	grants := map[key][]string{}
+	var order []key
+	grants := map[key]*revoke{}
 	for rows.Next() {
 		var k key
 		var priv string
-		if err := rows.Scan(&k.table, &k.holder, &priv); err != nil {
+		var column sql.NullString
+		if err := rows.Scan(&k.table, &k.holder, &priv, &column); err != nil {
 			d.add(Fail, "Engine DB privileges", "could not read the grants: %v", err)
 			return
 		}
-		grants[k] = append(grants[k], priv)
+		if grants[k] == nil {
+			grants[k] = &revoke{columns: map[string][]string{}, table: map[string]bool{}}
+			order = append(order, k)
+		}
+		grants[k].add(priv, column)
 	}
-	if len(grants) == 0 {
+	if err := rows.Err(); err != nil {
+		d.add(Fail, "Engine DB privileges", "could not read the grants: %v", err)
+		return
+	}
+	if len(order) == 0 {
 		d.add(OK, "Engine DB privileges", "no other login or PUBLIC can write the Engine DB tables")
 		return
 	}
-	var revokes []string
-	for k, privs := range grants {
+	revokes := make([]string, len(order))
+	for i, k := range order {
 		holder := "PUBLIC"
 		if k.holder != "PUBLIC" {
 			holder = engine.QuoteIdent(k.holder)
 		}
-		revokes = append(revokes, fmt.Sprintf("REVOKE %s ON %s.%s FROM %s;", strings.Join(privs, ", "),
-			engine.QuoteIdent(d.db.Schema()), engine.QuoteIdent(k.table), holder))
+		revokes[i] = fmt.Sprintf("REVOKE %s ON %s.%s FROM %s;", grants[k],
+			engine.QuoteIdent(d.db.Schema()), engine.QuoteIdent(k.table), holder)
 	}
-	sort.Strings(revokes)
 	d.add(Fail, "Engine DB privileges", "%d grant(s) let other logins write the Engine DB tables, bypassing the engine's role: %s",
 		len(revokes), strings.Join(revokes, " "))
+}
+
+// revoke is one holder's write privileges on one table: each privilege is
+// held on the whole table or on some of its columns.
+type revoke struct {
+	privs   []string            // each privilege once, in the order found
+	table   map[string]bool     // held on the whole table
+	columns map[string][]string // the quoted columns it is held on
+}
+
+// add records a privilege on the table (column not valid) or on one column.
+func (r *revoke) add(priv string, column sql.NullString) {
+	if !r.table[priv] && r.columns[priv] == nil {
+		r.privs = append(r.privs, priv)
+	}
+	if column.Valid {
+		r.columns[priv] = append(r.columns[priv], engine.QuoteIdent(column.String))
+	} else {
+		r.table[priv] = true
+	}
+}
+
+// String is the REVOKE's privilege list, such as `DELETE, UPDATE ("a", "b")`.
+// Revoking a table-level privilege also revokes it on every column, so a
+// privilege held on the table names no columns.
+func (r *revoke) String() string {
+	out := make([]string, len(r.privs))
+	for i, p := range r.privs {
+		out[i] = p
+		if !r.table[p] {
+			out[i] += " (" + strings.Join(r.columns[p], ", ") + ")"
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -112,7 +112,18 @@ func TestMissingPostgresSchemaIsAConfigurationError(t *testing.T) {
 	opts := enginetest.NewOptions(t, engine.Postgres)
 	opts.Schema = "no_such_schema"
 	_, err := engine.Open(context.Background(), opts)
-	if err == nil || !strings.Contains(err.Error(), "CREATE SCHEMA no_such_schema") {
+	if err == nil || !strings.Contains(err.Error(), "(CREATE SCHEMA no_such_schema;)") || strings.Contains(err.Error(), "differs in case") {
+		t.Fatalf("err = %v", err)
+	}
+	// A name that is a keyword is quoted; a schema whose name differs only in
+	// case is named, and is not taken for it.
+	db := enginetest.Plain(t, opts)
+	if _, err := db.Exec(`CREATE SCHEMA "Order"`); err != nil {
+		t.Fatal(err)
+	}
+	opts.Schema = "order"
+	_, err = engine.Open(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), `(CREATE SCHEMA "order";); schema "Order" differs in case`) {
 		t.Fatalf("err = %v", err)
 	}
 }

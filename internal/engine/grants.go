@@ -108,8 +108,10 @@ END
 {TAG};
 
 -- 3. Nobody else writes: take every privilege from PUBLIC, and INSERT,
--- UPDATE, DELETE and TRUNCATE from every role but the owner and the engine.
--- (etl-craft doctor reports any such grant that comes back.)
+-- UPDATE, DELETE and TRUNCATE, on a table or on some of its columns, from
+-- every role but the owner and the engine. (Revoking a privilege on a table
+-- also revokes it on every column; etl-craft doctor reports any such grant
+-- that comes back.)
 REVOKE CREATE ON SCHEMA {S} FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA {S} FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA {S} FROM PUBLIC;
@@ -121,7 +123,11 @@ BEGIN
         SELECT DISTINCT c.relname, g.rolname, a.privilege_type
           FROM pg_class c
           JOIN pg_namespace n ON n.oid = c.relnamespace
-          CROSS JOIN LATERAL aclexplode(c.relacl) a
+          CROSS JOIN LATERAL (SELECT c.relacl
+                              UNION ALL
+                              SELECT t.attacl FROM pg_attribute t
+                               WHERE t.attrelid = c.oid AND t.attnum > 0) acl (list)
+          CROSS JOIN LATERAL aclexplode(acl.list) a
           JOIN pg_roles g ON g.oid = a.grantee
          WHERE n.nspname = {L}
            AND c.relkind IN ('r', 'p')

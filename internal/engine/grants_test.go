@@ -15,12 +15,15 @@ import (
 	"github.com/etl-craft/etl-craft/internal/sqlsplit"
 )
 
-// privilegeChecks are has_*_privilege questions and their expected answers
-// once the grants have run.
-var privilegeChecks = []struct {
+// privilegeCheck is a has_*_privilege question and its expected answer once
+// the grants have run.
+type privilegeCheck struct {
 	query string
 	want  bool
-}{
+}
+
+// privilegeChecks are the questions about the roles the grants create.
+var privilegeChecks = []privilegeCheck{
 	{"SELECT has_table_privilege('etl_craft_engine', 'cfg_tasks', 'INSERT, UPDATE, DELETE')", true},
 	{"SELECT has_table_privilege('etl_craft_engine', 'cfg_tasks', 'TRUNCATE')", false},
 	{"SELECT has_schema_privilege('etl_craft_engine', current_schema(), 'CREATE')", false},
@@ -50,6 +53,9 @@ func TestGrantsRunOnAnEngineDB(t *testing.T) {
 		"CREATE ROLE " + writer + " NOLOGIN",
 		"GRANT UPDATE ON cfg_tasks TO " + writer,
 		"GRANT INSERT ON cfg_tasks TO PUBLIC",
+		// Column-level grants, which relacl does not show.
+		"GRANT UPDATE (sla_status) ON aud_pipelines_run_log TO " + writer,
+		"GRANT INSERT (handler), UPDATE (handler) ON cfg_tasks TO PUBLIC",
 	} {
 		if _, err := admin.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -72,10 +78,10 @@ func TestGrantsRunOnAnEngineDB(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("psql: %v\n%s", err, out)
 	}
-	checks := append(privilegeChecks, struct {
-		query string
-		want  bool
-	}{fmt.Sprintf("SELECT has_table_privilege('%s', 'cfg_tasks', 'UPDATE')", writer), false})
+	checks := append(privilegeChecks,
+		privilegeCheck{fmt.Sprintf("SELECT has_table_privilege('%s', 'cfg_tasks', 'UPDATE')", writer), false},
+		privilegeCheck{fmt.Sprintf("SELECT has_any_column_privilege('%s', 'aud_pipelines_run_log', 'UPDATE')", writer), false},
+		privilegeCheck{"SELECT has_any_column_privilege('public', 'cfg_tasks', 'INSERT, UPDATE')", false})
 	for _, c := range checks {
 		var got sql.NullBool
 		if err := admin.QueryRowContext(ctx, c.query).Scan(&got); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,21 +55,31 @@ func (postgresDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
 	return stdlib.OpenDB(*cfg, stdlib.OptionBeforeConnect(before)), nil
 }
 
+// check confirms the connection and that the Engine schema exists, by its
+// exact name: the one search_path names. A missing schema is named with the
+// CREATE SCHEMA that creates exactly it, quoted by the server where needed,
+// and with any schema whose name differs only in case.
 func (postgresDialect) check(ctx context.Context, db *DB) error {
-	var database string
+	var database, quoted, others string
 	var exists bool
-	err := db.sql.QueryRowContext(ctx,
-		"SELECT current_database(), EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
-		db.opts.Schema).Scan(&database, &exists)
+	err := db.sql.QueryRowContext(ctx, `
+SELECT current_database(), quote_ident($1),
+       EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1),
+       coalesce((SELECT string_agg(quote_ident(nspname), ', ' ORDER BY nspname)
+                   FROM pg_namespace WHERE lower(nspname) = lower($1) AND nspname <> $1), '')`,
+		db.opts.Schema).Scan(&database, &quoted, &exists, &others)
 	if err != nil {
 		return exit.Wrap(exit.Configuration, err, "could not connect to the Engine DB")
 	}
-	if !exists {
-		return exit.Errorf(exit.Configuration,
-			"the Engine schema '%s' does not exist in database %s (CREATE SCHEMA %s) — etl-craft does not create PostgreSQL schemas",
-			db.opts.Schema, database, db.opts.Schema)
+	if exists {
+		return nil
 	}
-	return nil
+	if others != "" {
+		others = fmt.Sprintf("; schema %s differs in case, and a configured name means %s, as PostgreSQL reads it unquoted", others, quoted)
+	}
+	return exit.Errorf(exit.Configuration,
+		"the Engine schema '%s' does not exist in database %s (CREATE SCHEMA %s;)%s — etl-craft does not create PostgreSQL schemas",
+		db.opts.Schema, database, quoted, others)
 }
 
 func (postgresDialect) rebind(q string) string { return q }

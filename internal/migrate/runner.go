@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -69,8 +68,9 @@ func (r *Runner) withLock(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-// EngineTables returns the Engine DB tables the database already has, lower
-// case and sorted: every CFG_ and AUD_ table and SCHEMA_MIGRATIONS.
+// EngineTables returns the Engine DB tables the database already has, named
+// as its catalog spells them and sorted by upper-cased name, as Tables
+// returns them: every CFG_ and AUD_ table and SCHEMA_MIGRATIONS.
 func EngineTables(ctx context.Context, q interface {
 	Tables(context.Context) ([]string, error)
 }) ([]string, error) {
@@ -82,10 +82,9 @@ func EngineTables(ctx context.Context, q interface {
 	for _, t := range all {
 		u := strings.ToUpper(t)
 		if strings.HasPrefix(u, "CFG_") || strings.HasPrefix(u, "AUD_") || u == "SCHEMA_MIGRATIONS" {
-			out = append(out, strings.ToLower(t))
+			out = append(out, t)
 		}
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

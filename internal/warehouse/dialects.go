@@ -32,9 +32,10 @@ func (d postgresDialect) Truncate(t Table) string            { return "TRUNCATE 
 
 // The connection is to one database, which is the catalog: the schema is
 // looked up in pg_namespace (information_schema.schemata hides schemas the
-// user does not own), the columns in the database's information_schema.
-func (postgresDialect) schemaQuery(_, schema string) (string, []any) {
-	return "SELECT COUNT(*) FROM pg_catalog.pg_namespace WHERE LOWER(nspname) = LOWER($1)", []any{schema}
+// user does not own) by its folded name, the one the SQL uses, the columns in
+// the database's information_schema.
+func (d postgresDialect) schemaQuery(_, schema string) (string, []any) {
+	return "SELECT COUNT(*) FROM pg_catalog.pg_namespace WHERE nspname = $1", []any{d.Fold(schema)}
 }
 func (postgresDialect) columnsQuery(t Table) (string, []any) {
 	return "SELECT column_name, data_type FROM information_schema.columns" +

@@ -26,6 +26,6 @@ TRUNCATE TABLE "analytics"."etl_craft"."CFG_PIPELINES";
 INSERT INTO "analytics"."etl_craft"."CFG_PIPELINES" ("PIPELINE_ID", "PIPELINE_CODE", "ACTIVE", "SLA_HOURS", "RUN_DATE", "CREATE_DATE", "Odd ""Name""") VALUES ($1, $2, $3, $4, $5, $6, $7), ($8, $9, $10, $11, $12, $13, $14);
 
 -- look-ups
-SELECT COUNT(*) FROM pg_catalog.pg_namespace WHERE LOWER(nspname) = LOWER($1); -- ["etl_craft"]
+SELECT COUNT(*) FROM pg_catalog.pg_namespace WHERE nspname = $1; -- ["etl_craft"]
 SELECT column_name, data_type FROM information_schema.columns WHERE LOWER(table_schema) = LOWER($1) AND LOWER(table_name) = LOWER($2) ORDER BY ordinal_position; -- ["etl_craft" "CFG_PIPELINES"]
 
