@@ -12,7 +12,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
-	"github.com/etl-craft/etl-craft/internal/sqlsplit"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
 // privilegeCheck is a has_*_privilege question and its expected answer once
@@ -67,7 +67,7 @@ func TestGrantsRunOnAnEngineDB(t *testing.T) {
 	})
 	text := engine.Grants(opts.Schema)
 	// As a program would run it, statement by statement.
-	for _, s := range sqlsplit.Split(text, sqlsplit.Postgres) {
+	for _, s := range sqlscan.Split(text, sqlscan.Postgres) {
 		if _, err := admin.ExecContext(ctx, s.Text); err != nil {
 			t.Fatalf("grants line %d: %v\n%s", s.Line, err, s.Text)
 		}
@@ -142,7 +142,7 @@ func TestGrantsQuoteTheSchema(t *testing.T) {
 	if strings.Contains(text, "DO $grants$") {
 		t.Error("a DO body is quoted with a tag the schema name holds")
 	}
-	stmts := sqlsplit.Split(text, sqlsplit.Postgres)
+	stmts := sqlscan.Split(text, sqlscan.Postgres)
 	if len(stmts) != 14 {
 		t.Errorf("the text splits into %d statements, want 14", len(stmts))
 	}

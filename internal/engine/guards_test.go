@@ -19,7 +19,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/engine/schema"
-	"github.com/etl-craft/etl-craft/internal/sqlsplit"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
 var (
@@ -43,12 +43,12 @@ func initialized(t *testing.T, opts engine.Options) *engine.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := sqlsplit.SQLite
+	d := sqlscan.SQLite
 	if opts.Kind == engine.Postgres {
-		d = sqlsplit.Postgres
+		d = sqlscan.Postgres
 	}
 	err = db.Tx(ctx, func(tx *engine.Tx) error {
-		for _, s := range sqlsplit.Split(string(text), d) {
+		for _, s := range sqlscan.Split(string(text), d) {
 			if err := tx.ExecRaw(ctx, s.Text); err != nil {
 				return fmt.Errorf("line %d: %w", s.Line, err)
 			}

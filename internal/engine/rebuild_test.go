@@ -11,7 +11,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/etl-craft/etl-craft/internal/sqlsplit"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
 // rebuildTables are a parent and a child table with AUTOINCREMENT ids whose
@@ -59,7 +59,7 @@ func openRebuildDB(t *testing.T) *engine.DB {
 	db := enginetest.Open(t, engine.SQLite)
 	db.SQL().SetMaxOpenConns(1)
 	err := db.Tx(context.Background(), func(tx *engine.Tx) error {
-		for _, s := range sqlsplit.Split(rebuildTables, sqlsplit.SQLite) {
+		for _, s := range sqlscan.Split(rebuildTables, sqlscan.SQLite) {
 			if err := tx.ExecRaw(context.Background(), s.Text); err != nil {
 				return err
 			}

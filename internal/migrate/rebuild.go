@@ -5,7 +5,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/catalog"
-	"github.com/etl-craft/etl-craft/internal/sqlsplit"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
 // rebuildSuffix ends the name of the new table a rebuild creates: a file
@@ -17,7 +17,7 @@ const rebuildSuffix = "_new"
 // definition, and every index, trigger and view it drops on purpose.
 func rebuildPlan(text string) engine.RebuildPlan {
 	var plan engine.RebuildPlan
-	for _, s := range sqlsplit.Split(text, sqlsplit.SQLite) {
+	for _, s := range sqlscan.Split(text, sqlscan.SQLite) {
 		tokens := catalog.Tokens(s.Text)
 		switch {
 		case isCreateTable(tokens):

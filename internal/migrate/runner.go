@@ -12,7 +12,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/lock"
-	"github.com/etl-craft/etl-craft/internal/sqlsplit"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
 // Runner applies the schema and migrations to one Engine DB.
@@ -39,12 +39,12 @@ type SetupResult struct {
 	Applied []File // migrations applied afterwards
 }
 
-func (r *Runner) split(text string) []sqlsplit.Statement {
-	d := sqlsplit.SQLite
+func (r *Runner) split(text string) []sqlscan.Statement {
+	d := sqlscan.SQLite
 	if r.DB.Kind() == engine.Postgres {
-		d = sqlsplit.Postgres
+		d = sqlscan.Postgres
 	}
-	return sqlsplit.Split(text, d)
+	return sqlscan.Split(text, d)
 }
 
 func (r *Runner) streams() ([]Stream, error) {
@@ -329,7 +329,7 @@ func (r *Runner) apply(ctx context.Context, f File) error {
 
 // statementError names the statement that failed by its line and first line
 // of text, with the database's message.
-func statementError(file string, s sqlsplit.Statement, err error) error {
+func statementError(file string, s sqlscan.Statement, err error) error {
 	return fmt.Errorf("%s:%d: the statement `%s` failed: %w", file, s.Line, firstLine(s.Text), err)
 }
 

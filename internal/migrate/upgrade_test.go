@@ -15,7 +15,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/migrate"
-	"github.com/etl-craft/etl-craft/internal/sqlsplit"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
 // releasedSchema is a release's schema of a dialect, under testdata/released
@@ -32,12 +32,12 @@ func releasedSchema(t testing.TB, release string, kind engine.Kind) string {
 // execAll runs every statement of a SQL text in one transaction.
 func execAll(t testing.TB, db *engine.DB, text string) {
 	t.Helper()
-	d := sqlsplit.SQLite
+	d := sqlscan.SQLite
 	if db.Kind() == engine.Postgres {
-		d = sqlsplit.Postgres
+		d = sqlscan.Postgres
 	}
 	err := db.Tx(context.Background(), func(tx *engine.Tx) error {
-		for _, s := range sqlsplit.Split(text, d) {
+		for _, s := range sqlscan.Split(text, d) {
 			if err := tx.ExecRaw(context.Background(), s.Text); err != nil {
 				return fmt.Errorf("line %d: %w\n%s", s.Line, err, s.Text)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/engine/schema"
 	"github.com/etl-craft/etl-craft/internal/migrate"
-	"github.com/etl-craft/etl-craft/internal/sqlsplit"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
 // engineTables are the 27 tables of the Engine DB: 7 CFG_, 19 AUD_ and the ledger.
@@ -30,20 +30,20 @@ var engineTables = []string{
 	"SCHEMA_MIGRATIONS",
 }
 
-func splitDialect(k engine.Kind) sqlsplit.Dialect {
+func splitDialect(k engine.Kind) sqlscan.Dialect {
 	if k == engine.Postgres {
-		return sqlsplit.Postgres
+		return sqlscan.Postgres
 	}
-	return sqlsplit.SQLite
+	return sqlscan.SQLite
 }
 
-func statements(t *testing.T, k engine.Kind) []sqlsplit.Statement {
+func statements(t *testing.T, k engine.Kind) []sqlscan.Statement {
 	t.Helper()
 	text, err := schema.Schema(string(k))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sqlsplit.Split(string(text), splitDialect(k))
+	return sqlscan.Split(string(text), splitDialect(k))
 }
 
 // apply runs the packaged schema and the trigger refresh in one transaction,
@@ -635,7 +635,7 @@ func TestReleasedDefinitionsLeaveACurrentEngineDBAsItWas(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = db.Tx(ctx, func(tx *engine.Tx) error {
-			for _, st := range sqlsplit.Split(string(text), splitDialect(db.Kind())) {
+			for _, st := range sqlscan.Split(string(text), splitDialect(db.Kind())) {
 				if err := tx.ExecRaw(ctx, st.Text); err != nil {
 					return fmt.Errorf("line %d: %w", st.Line, err)
 				}

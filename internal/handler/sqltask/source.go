@@ -12,7 +12,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
-	"github.com/etl-craft/etl-craft/internal/sqlsplit"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 	"github.com/etl-craft/etl-craft/internal/suggest"
 )
 
@@ -129,7 +129,6 @@ func prepareSource(t *handler.Task, switches map[string]bool) (source, []string)
 // checking each against its switch: a token used without its switch, a
 // switch without its token and an unknown $$ token are problems.
 func substitute(t *handler.Task, name, text string, switches map[string]bool) (string, []string) {
-	s := scan(text)
 	var problems []string
 	used := map[string]bool{}
 	known := make([]string, len(substitutions))
@@ -138,26 +137,26 @@ func substitute(t *handler.Task, name, text string, switches map[string]bool) (s
 	}
 	var b strings.Builder
 	last := 0
-	for _, it := range s.items {
-		if it.kind != token {
+	for _, it := range sqlscan.Scan(text, sqlscan.Task) {
+		if it.Kind != sqlscan.Substitution {
 			continue
 		}
-		i := slices.IndexFunc(substitutions, func(sub substitution) bool { return sub.token == it.text })
+		i := slices.IndexFunc(substitutions, func(sub substitution) bool { return sub.token == it.Text })
 		if i < 0 {
 			problems = append(problems, fmt.Sprintf("%s line %d: %s is not a token etl-craft knows%s (tokens: %s)",
-				name, lineOf(text, it.pos), it.text, suggest.DidYouMean(it.text, known), strings.Join(known, ", ")))
+				name, it.Line, it.Text, suggest.DidYouMean(it.Text, known), strings.Join(known, ", ")))
 			continue
 		}
 		sub := substitutions[i]
 		used[sub.param] = true
 		if !switches[sub.param] {
 			problems = append(problems, fmt.Sprintf("%s line %d uses %s, but %s is not true: set %s=true to substitute %s",
-				name, lineOf(text, it.pos), sub.token, sub.param, sub.param, sub.reason))
+				name, it.Line, sub.token, sub.param, sub.param, sub.reason))
 			continue
 		}
-		b.WriteString(text[last:it.pos])
+		b.WriteString(text[last:it.Pos])
 		b.WriteString(sub.value(t))
-		last = it.pos + len(it.text)
+		last = it.End()
 	}
 	b.WriteString(text[last:])
 	for _, sub := range substitutions {
@@ -180,7 +179,7 @@ var writingWords = []string{"INSERT", "UPDATE", "DELETE", "MERGE", "INTO"}
 // readOnly returns the one statement of text, without a trailing ; or
 // trailing comments, when it only reads.
 func readOnly(name, text string) (string, error) {
-	stmts := sqlsplit.Split(text, sqlsplit.Postgres)
+	stmts := sqlscan.Split(text, sqlscan.Postgres)
 	switch len(stmts) {
 	case 0:
 		return "", fmt.Errorf("%s holds no statement: write one SELECT", name)
@@ -190,22 +189,22 @@ func readOnly(name, text string) (string, error) {
 			name, len(stmts), stmts[1].Line)
 	}
 	stmt := stmts[0]
-	s := scan(stmt.Text)
-	if s.open != "" {
-		return "", fmt.Errorf("%s leaves %s open", name, s.open)
+	tokens := sqlscan.Scan(stmt.Text, sqlscan.Task)
+	if open := unclosed(tokens); open != "" {
+		return "", fmt.Errorf("%s leaves %s open", name, open)
 	}
-	var code []item
-	for _, it := range s.items {
-		if it.kind != comment {
+	var code []sqlscan.Token
+	for _, it := range tokens {
+		if isCode(it) {
 			code = append(code, it)
 		}
 	}
 	first := ""
 	for _, it := range code {
-		if it.kind == symbol && it.text == "(" {
+		if it.Kind == sqlscan.Symbol && it.Text == "(" {
 			continue
 		}
-		first = strings.ToUpper(it.text)
+		first = strings.ToUpper(it.Text)
 		break
 	}
 	if !slices.Contains(readOnlyStarts, first) {
@@ -213,16 +212,44 @@ func readOnly(name, text string) (string, error) {
 			name, orNothing(first))
 	}
 	for i, it := range code {
-		if it.kind != word || !slices.Contains(writingWords, strings.ToUpper(it.text)) {
+		if it.Kind != sqlscan.Word || !slices.Contains(writingWords, strings.ToUpper(it.Text)) {
 			continue
 		}
-		if i > 0 && code[i-1].kind == symbol && code[i-1].text == "." {
+		if i > 0 && code[i-1].Kind == sqlscan.Symbol && code[i-1].Text == "." {
 			continue
 		}
 		return "", fmt.Errorf("%s may only read, but line %d holds %s: remove it (quote a column of that name), because etl-craft performs the write its SQL_ACTION names",
-			name, stmt.Line+lineOf(stmt.Text, it.pos)-1, strings.ToUpper(it.text))
+			name, stmt.Line+it.Line-1, strings.ToUpper(it.Text))
 	}
 	return stmt.Text, nil
+}
+
+// isCode reports whether t counts as the statement's own words and
+// symbols: not whitespace or a comment, and not a literal, quoted identifier
+// or dollar-quoted body, whose content is data.
+func isCode(t sqlscan.Token) bool {
+	switch t.Kind {
+	case sqlscan.Space, sqlscan.Comment, sqlscan.String, sqlscan.Identifier, sqlscan.DollarQuoted:
+		return false
+	}
+	return true
+}
+
+// unclosed names the construct that tokens leave open at the end of their
+// text, or returns "" when they close every one.
+func unclosed(tokens []sqlscan.Token) string {
+	if len(tokens) == 0 || !tokens[len(tokens)-1].Open {
+		return ""
+	}
+	switch t := tokens[len(tokens)-1]; t.Kind {
+	case sqlscan.String:
+		return "a string literal"
+	case sqlscan.Identifier:
+		return "a quoted identifier"
+	case sqlscan.DollarQuoted:
+		return "a dollar-quoted body " + t.Tag()
+	}
+	return "a /* comment"
 }
 
 func orNothing(s string) string {
@@ -237,22 +264,22 @@ func orNothing(s string) string {
 // semicolons, comments, tokens or unclosed constructs, and balanced
 // parentheses.
 func checkFragment(param, text string) error {
-	s := scan(text)
-	if s.open != "" {
-		return fmt.Errorf("%s leaves %s open", param, s.open)
+	tokens := sqlscan.Scan(text, sqlscan.Task)
+	if open := unclosed(tokens); open != "" {
+		return fmt.Errorf("%s leaves %s open", param, open)
 	}
 	depth := 0
-	for _, it := range s.items {
+	for _, it := range tokens {
 		switch {
-		case it.kind == comment:
+		case it.Kind == sqlscan.Comment:
 			return fmt.Errorf("%s holds a comment: remove it", param)
-		case it.kind == token:
-			return fmt.Errorf("%s holds %s: tokens are substituted only in the SELECT", param, it.text)
-		case it.text == ";":
+		case it.Kind == sqlscan.Substitution:
+			return fmt.Errorf("%s holds %s: tokens are substituted only in the SELECT", param, it.Text)
+		case it.Text == ";":
 			return fmt.Errorf("%s holds a semicolon: it is one ORDER BY list, such as updated_at DESC", param)
-		case it.text == "(":
+		case it.Text == "(":
 			depth++
-		case it.text == ")":
+		case it.Text == ")":
 			depth--
 		}
 		if depth < 0 {

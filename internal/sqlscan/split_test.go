@@ -1,4 +1,4 @@
-package sqlsplit
+package sqlscan
 
 import (
 	"reflect"
