@@ -1,11 +1,12 @@
 package config
 
 import (
-	"fmt"
 	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
+
+	// The local variable schedule is the setting.
+	cronschedule "github.com/etl-craft/etl-craft/internal/schedule"
 )
 
 // The settings of the Cloning and Docs_site sections.
@@ -72,8 +73,8 @@ func (l *loader) docsSite(cfg *Config, top *mapping) error {
 		return err
 	}
 	if schedule.set {
-		if problem := cronProblem(schedule.text); problem != "" {
-			return l.bad(schedule, "must be a cron expression (five fields, or @hourly, @daily, @weekly, @monthly): %s", problem)
+		if _, err := cronschedule.Parse(schedule.text); err != nil {
+			return l.bad(schedule, "must be a cron expression (five fields, or %s): %v", cronschedule.MacroList, err)
 		}
 		d.Schedule = schedule.text
 	}
@@ -124,78 +125,4 @@ func cidr(text string) (string, error) {
 		return "", err
 	}
 	return netip.PrefixFrom(a, a.BitLen()).String(), nil
-}
-
-// cronFields are the five fields of a cron expression: name, range and the
-// names accepted for values.
-var cronFields = []struct {
-	name   string
-	lo, hi int
-	names  []string
-}{
-	{"minute", 0, 59, nil},
-	{"hour", 0, 23, nil},
-	{"day of month", 1, 31, nil},
-	{"month", 1, 12, []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}},
-	{"day of week", 0, 7, []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}},
-}
-
-// cronProblem returns why expr is not a five-field cron expression or one of
-// the macros @hourly, @daily, @weekly and @monthly; "" when it is one.
-func cronProblem(expr string) string {
-	if strings.HasPrefix(expr, "@") {
-		switch strings.ToLower(expr) {
-		case "@hourly", "@daily", "@weekly", "@monthly":
-			return ""
-		}
-		return fmt.Sprintf("'%s' is not a known macro", expr)
-	}
-	parts := strings.Fields(expr)
-	if len(parts) != len(cronFields) {
-		return fmt.Sprintf("'%s' has %d fields, not 5", expr, len(parts))
-	}
-	for i, part := range parts {
-		field := cronFields[i]
-		for _, item := range strings.Split(part, ",") {
-			if !cronItemValid(item, field.lo, field.hi, field.names) {
-				return fmt.Sprintf("'%s' is not a valid %s (%d-%d)", item, field.name, field.lo, field.hi)
-			}
-		}
-	}
-	return ""
-}
-
-// cronItemValid reports whether one list item of a cron field is *, a value
-// or a range, each optionally with a /step.
-func cronItemValid(item string, lo, hi int, names []string) bool {
-	base, step, stepped := strings.Cut(item, "/")
-	if stepped {
-		if n, err := strconv.Atoi(step); err != nil || n < 1 || !asciiDigits.MatchString(step) {
-			return false
-		}
-	}
-	if base == "*" {
-		return true
-	}
-	from, to, ranged := strings.Cut(base, "-")
-	a, okA := cronValue(from, lo, hi, names)
-	if !ranged {
-		return okA
-	}
-	b, okB := cronValue(to, lo, hi, names)
-	return okA && okB && a <= b
-}
-
-// cronValue reads one value of a cron field: a number in range, or a name.
-func cronValue(text string, lo, hi int, names []string) (int, bool) {
-	for i, name := range names {
-		if strings.EqualFold(text, name) {
-			return lo + i, true
-		}
-	}
-	n, err := strconv.Atoi(text)
-	if err != nil || !asciiDigits.MatchString(text) || n < lo || n > hi {
-		return 0, false
-	}
-	return n, true
 }
