@@ -2,21 +2,17 @@ package doctor
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/smtp"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/lock"
+	"github.com/etl-craft/etl-craft/internal/mail"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -112,87 +108,55 @@ func (d *doctor) probeWarehouse(ctx context.Context, o warehouse.Options, w *con
 	}
 }
 
+// email checks the Email settings: sendmail can be run, or the SMTP relay
+// takes a login (connection, EHLO, STARTTLS, AUTH) without a message being
+// sent.
 func (d *doctor) email(ctx context.Context) {
 	m := d.cfg.Orchestration.Email
 	if m == nil {
 		d.add(OK, "Email", "no Email settings: only EMAIL_ALERT tasks and SLA emails need them")
 		return
 	}
-	if m.Transport == "sendmail" {
-		st, err := os.Stat(m.SendmailPath)
-		switch {
-		case err != nil:
-			d.add(Fail, "Email", "sendmail at %s does not exist", m.SendmailPath)
-		case st.Mode()&0o111 == 0:
-			d.add(Fail, "Email", "sendmail at %s is not executable", m.SendmailPath)
-		default:
+	var secret func() (string, error)
+	if m.SecretVar != "" {
+		secret = func() (string, error) { return d.cfg.Secret(m.SecretVar) }
+	}
+	sender, err := mail.New(m, secret)
+	if m.Transport == mail.TransportSendmail {
+		if err == nil {
+			err = sender.Check(ctx)
+		}
+		if err != nil {
+			d.add(Fail, "Email", "%v", err)
+		} else {
 			d.add(OK, "Email", "sendmail at %s, from %s", m.SendmailPath, m.FromAddress)
 		}
 		return
 	}
-	d.secretCheck("Email secret", m.SecretVar)
-	if m.AuthMode == "oauth" {
+	secretOK := d.secretCheck("Email secret", m.SecretVar)
+	if m.AuthMode == mail.AuthOAuth {
 		d.add(Warn, "Email auth", "auth_mode oauth (XOAUTH2) has not been verified against a live relay")
 	}
-	if m.AuthMode != "" && m.AuthMode != "none" && m.TLSMode == "none" {
-		d.add(Fail, "Email TLS", "auth_mode %s sends credentials: use tls_mode starttls or ssl", m.AuthMode)
-	} else {
-		ca := "system trust"
-		if m.CAFile != "" {
-			ca = m.CAFile
-		}
-		d.add(OK, "Email TLS", "tls_mode=%s, ca_file=%s", m.TLSMode, ca)
+	if err != nil {
+		d.add(Fail, "Email TLS", "%v", err)
+		return
 	}
-	if err := probeRelay(ctx, m); err != nil {
-		d.add(Fail, "Email relay", "%s:%d: %v", m.Host, m.Port, err)
+	ca := "system trust"
+	if m.CAFile != "" {
+		ca = m.CAFile
+	}
+	d.add(OK, "Email TLS", "tls_mode=%s, ca_file=%s", m.TLSMode, ca)
+	if !secretOK {
+		return // the login cannot be tried without its secret
+	}
+	const relayWait = 30 * time.Second // a relay that takes longer is not answering
+	ctx, cancel := context.WithTimeout(ctx, relayWait)
+	defer cancel()
+	if err := sender.Check(ctx); err != nil {
+		d.add(Fail, "Email relay", "%v", err)
 		return
 	}
 	d.add(OK, "Email relay", "%s:%d answers", m.Host, m.Port)
-}
-
-// probeRelay connects to the SMTP relay with the configured TLS and sends
-// NOOP, without logging in.
-func probeRelay(ctx context.Context, m *config.Email) error {
-	addr := net.JoinHostPort(m.Host, strconv.Itoa(m.Port))
-	tlsConfig := &tls.Config{ServerName: m.Host}
-	if m.CAFile != "" {
-		pem, err := os.ReadFile(m.CAFile)
-		if err != nil {
-			return err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("ca_file %s holds no certificate", m.CAFile)
-		}
-		tlsConfig.RootCAs = pool
-	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
-	var conn net.Conn
-	var err error
-	if m.TLSMode == "ssl" {
-		conn, err = (&tls.Dialer{NetDialer: dialer, Config: tlsConfig}).DialContext(ctx, "tcp", addr)
-	} else {
-		conn, err = dialer.DialContext(ctx, "tcp", addr)
-	}
-	if err != nil {
-		return err
-	}
-	conn.SetDeadline(time.Now().Add(15 * time.Second))
-	c, err := smtp.NewClient(conn, m.Host)
-	if err != nil {
-		conn.Close()
-		return err
-	}
-	defer c.Close()
-	if m.TLSMode == "starttls" {
-		if err := c.StartTLS(tlsConfig); err != nil {
-			return err
-		}
-	}
-	if err := c.Noop(); err != nil {
-		return err
-	}
-	return c.Quit()
 }
 
 // cloning checks the Cloning settings, and asks the two servers whether
