@@ -95,6 +95,24 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 // Kind returns the Engine DB's dialect.
 func (db *DB) Kind() Kind { return db.d.kind() }
 
+// Capabilities are what an Engine DB dialect does differently, for the
+// code above the engine to ask instead of naming the dialect.
+type Capabilities struct {
+	// SingleWriter means one write transaction at a time in the whole
+	// database (SQLite): Tx queues the process's writers on an in-process
+	// lock.
+	SingleWriter bool
+	// CopyOut means DB.CopyOut writes a query's rows in PostgreSQL's COPY
+	// text format (PostgreSQL).
+	CopyOut bool
+	// Server means the Engine DB is a schema of a PostgreSQL server, which
+	// other connections (a warehouse's) may reach too; a SQLite file is not.
+	Server bool
+}
+
+// Capabilities returns what the Engine DB's dialect can do.
+func (db *DB) Capabilities() Capabilities { return db.d.capabilities() }
+
 // Options returns the options the DB was opened with.
 func (db *DB) Options() Options { return db.opts }
 

@@ -7,21 +7,6 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
-// Capabilities are what an Engine DB dialect does differently, for the
-// code above the engine to ask instead of naming the dialect.
-type Capabilities struct {
-	// SingleWriter means one write transaction at a time in the whole
-	// database (SQLite): Tx queues the process's writers on an in-process
-	// lock.
-	SingleWriter bool
-	// CopyOut means DB.CopyOut writes a query's rows in PostgreSQL's COPY
-	// text format (PostgreSQL).
-	CopyOut bool
-}
-
-// Capabilities returns what the Engine DB's dialect can do.
-func (db *DB) Capabilities() Capabilities { return db.d.capabilities() }
-
 // busyTimeout is how long a SQLite write waits for the database: on the
 // in-process writer lock, then on SQLite's own busy handler.
 const busyTimeout = 60 * time.Second

@@ -14,11 +14,11 @@ import (
 // holding no connection (not in SQLite's busy handler), and runs once the
 // first commits. PostgreSQL has many writers and takes no such lock.
 func TestSQLiteWritersQueueInTheProcess(t *testing.T) {
-	if c := enginetest.Open(t, engine.Postgres).Capabilities(); c.SingleWriter || !c.CopyOut {
+	if c := enginetest.Open(t, engine.Postgres).Capabilities(); c.SingleWriter || !c.CopyOut || !c.Server {
 		t.Fatalf("PostgreSQL capabilities %+v", c)
 	}
 	db := enginetest.Open(t, engine.SQLite)
-	if c := db.Capabilities(); !c.SingleWriter || c.CopyOut {
+	if c := db.Capabilities(); !c.SingleWriter || c.CopyOut || c.Server {
 		t.Fatalf("SQLite capabilities %+v", c)
 	}
 	ctx := context.Background()
