@@ -7,7 +7,6 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -110,7 +109,7 @@ func Record(ctx context.Context, db *engine.DB, req Request) error {
 	return db.Tx(ctx, func(tx *engine.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO AUD_ACTIONS
 			(STARTED_AT, ENDED_AT, ACTOR, ACTOR_KIND, HOST, COMMAND, ARGUMENTS, PIPELINE_ID, PIPELINE_RUN_ID, TASK_ID, OUTCOME)
-			VALUES ($1, $2, $3, $4, $5, $6, `+jsonParam(db.Kind(), 7)+`,
+			VALUES ($1, $2, $3, $4, $5, $6, `+tx.JSONParam(7)+`,
 			  (SELECT PIPELINE_ID FROM CFG_PIPELINES WHERE PIPELINE_CODE = $8 AND ACTIVE_FLAG = 'Y'),
 			  $9,
 			  (SELECT t.TASK_ID FROM CFG_TASKS t JOIN CFG_PIPELINES p ON p.PIPELINE_ID = t.PIPELINE_ID
@@ -120,12 +119,4 @@ func Record(ctx context.Context, db *engine.DB, req Request) error {
 			req.PipelineCode, runID, req.TaskCode)
 		return err
 	})
-}
-
-// jsonParam is the placeholder of a JSON value: cast to JSONB on PostgreSQL.
-func jsonParam(k engine.Kind, n int) string {
-	if k == engine.Postgres {
-		return fmt.Sprintf("CAST($%d AS JSONB)", n)
-	}
-	return fmt.Sprintf("$%d", n)
 }

@@ -195,7 +195,7 @@ func actionsName(db *engine.DB) string {
 // actionColumns returns the mirror columns of AUD_ACTIONS.
 func actionColumns(b *testing.B, db *engine.DB) []warehouse.Column {
 	b.Helper()
-	cols, err := sourceOf(db).columns(context.Background(), db, actionsName(db))
+	cols, err := columns(context.Background(), db, actionsName(db))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -211,12 +211,12 @@ func actionColumns(b *testing.B, db *engine.DB) []warehouse.Column {
 // with each row; the row is reused.
 func eachAction(db *engine.DB, limit int, fn func(row []driver.Value) error) error {
 	ctx := context.Background()
-	src, name := sourceOf(db), actionsName(db)
-	cols, err := src.columns(ctx, db, name)
+	name := actionsName(db)
+	cols, err := columns(ctx, db, name)
 	if err != nil {
 		return err
 	}
-	query := selectQuery(src, name, cols)
+	query := selectQuery(db, name, cols)
 	if limit > 0 {
 		query += " LIMIT " + strconv.Itoa(limit)
 	}

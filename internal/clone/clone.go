@@ -176,7 +176,7 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 	if err != nil {
 		return nil, err
 	}
-	c := copier{db: db, w: w, src: sourceOf(db), progress: opts.Progress}
+	c := copier{db: db, w: w, progress: opts.Progress}
 	var out []Table
 	var total int64
 	for _, name := range names {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -494,27 +495,37 @@ func TestTwoClonesRunOneAfterTheOther(t *testing.T) {
 }
 
 func TestTypesFromTheCatalog(t *testing.T) {
-	for declared, want := range map[string]warehouse.Type{
+	check := func(kind engine.Kind, want map[string]warehouse.Type) {
+		db := pipelinetest.DB(t, kind)
+		declared := slices.Sorted(maps.Keys(want))
+		defs := make([]string, len(declared))
+		for i, d := range declared {
+			defs[i] = strings.TrimSpace(fmt.Sprintf("c%d %s", i, d))
+		}
+		pipelinetest.New(t, db).Exec("CREATE TABLE types_probe (" + strings.Join(defs, ", ") + ")")
+		cols, err := columns(context.Background(), db, "types_probe")
+		if err != nil || len(cols) != len(declared) {
+			t.Fatalf("%s: columns %v, %v", kind.Label(), cols, err)
+		}
+		for i, c := range cols {
+			if c.Name != fmt.Sprintf("c%d", i) || c.typ != want[declared[i]] {
+				t.Errorf("%s %q: %s %s, want %s", kind.Label(), declared[i], c.Name, c.typ, want[declared[i]])
+			}
+		}
+	}
+	check(engine.SQLite, map[string]warehouse.Type{
 		"INTEGER": warehouse.BigInt, "bigint": warehouse.BigInt, "INT": warehouse.BigInt,
 		"NUMERIC": warehouse.Decimal, "DECIMAL(10, 2)": warehouse.Decimal, "REAL": warehouse.Decimal,
 		"TIMESTAMP": warehouse.Timestamp, "DATE": warehouse.Date, "BOOLEAN": warehouse.Boolean,
 		"VARCHAR(16)": warehouse.String, "TEXT": warehouse.String, "": warehouse.String, "JSON": warehouse.String,
-	} {
-		if got := sqliteType(declared); got != want {
-			t.Errorf("SQLite %q: %s, want %s", declared, got, want)
-		}
-	}
-	for dataType, want := range map[string]warehouse.Type{
+	})
+	check(engine.Postgres, map[string]warehouse.Type{
 		"integer": warehouse.BigInt, "smallint": warehouse.BigInt, "bigint": warehouse.BigInt,
 		"numeric": warehouse.Decimal, "double precision": warehouse.Decimal,
 		"timestamp with time zone": warehouse.Timestamp, "timestamp without time zone": warehouse.Timestamp,
 		"date": warehouse.Date, "boolean": warehouse.Boolean,
 		"jsonb": warehouse.String, "character varying": warehouse.String, "uuid": warehouse.String,
-	} {
-		if got := postgresType(dataType); got != want {
-			t.Errorf("PostgreSQL %q: %s, want %s", dataType, got, want)
-		}
-	}
+	})
 }
 
 func TestEngineTimesAreReadExactly(t *testing.T) {

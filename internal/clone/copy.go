@@ -14,7 +14,6 @@ import (
 type copier struct {
 	db       *engine.DB
 	w        warehouse.Warehouse
-	src      source
 	progress func(Progress)
 }
 
@@ -41,7 +40,7 @@ func planMirror(d warehouse.Dialect, mirror warehouse.Table, cols []column, exis
 	}
 	p := mirrorPlan{created: len(existing) == 0}
 	for _, c := range cols {
-		upper := strings.ToUpper(c.name)
+		upper := strings.ToUpper(c.Name)
 		name, ok := have[upper]
 		if !ok {
 			name = upper
@@ -63,7 +62,7 @@ func planMirror(d warehouse.Dialect, mirror warehouse.Table, cols []column, exis
 // then replaces its rows in one warehouse transaction (TRUNCATE, bulk load,
 // commit), so a reader sees the old rows or the new ones.
 func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) (Table, error) {
-	cols, err := c.src.columns(ctx, c.db, name)
+	cols, err := columns(ctx, c.db, name)
 	if err != nil {
 		return Table{}, fmt.Errorf("reading the columns of the Engine DB table: %w", err)
 	}
@@ -87,7 +86,7 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 		return Table{}, err
 	}
 	progress := func(n int64) { c.report(Progress{Table: out.Engine, Mirror: mirror.Full(), Rows: n}) }
-	if out.Rows, err = c.load(ctx, tx, selectQuery(c.src, name, cols), cols, mirror, p.load, progress); err != nil {
+	if out.Rows, err = c.load(ctx, tx, selectQuery(c.db, name, cols), cols, mirror, p.load, progress); err != nil {
 		return Table{}, err
 	}
 	if err := fault.Point("clone.after_rows"); err != nil {
@@ -109,10 +108,8 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 // other as text; otherwise they are read in batches and bulk loaded.
 func (c *copier) load(ctx context.Context, tx warehouse.Tx, query string, cols []column,
 	mirror warehouse.Table, load []warehouse.Column, progress func(rows int64)) (int64, error) {
-	if tc, ok := warehouse.TextCopierOf(tx); ok {
-		if ts, ok := c.src.(textSource); ok {
-			return copyText(ctx, c.db, ts, query, tc, mirror, load, progress)
-		}
+	if tc, ok := warehouse.TextCopierOf(tx); ok && c.db.Capabilities().CopyOut {
+		return copyText(ctx, c.db, query, tc, mirror, load, progress)
 	}
 	rs, err := c.db.QueryContext(ctx, query)
 	if err != nil {

@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
@@ -26,65 +23,21 @@ import (
 // handed to the warehouse: the Engine DB sends one message per row.
 const copyTextBuffer = 64 << 10
 
-// textSource is an Engine DB that can write a query's rows in PostgreSQL's
-// COPY text format: a PostgreSQL Engine DB.
-type textSource interface {
-	// copyOut writes the rows of query to w, in COPY text format with
-	// UTF-8 text, timestamps in UTC and dates in ISO form.
-	copyOut(ctx context.Context, db *engine.DB, query string, w io.Writer) error
-}
-
-// copyOut runs COPY (query) TO STDOUT in a read-only transaction of its
-// own, whose DateStyle and TimeZone are pinned for the warehouse to parse
-// the text whatever its own settings.
-func (postgresSource) copyOut(ctx context.Context, db *engine.DB, query string, w io.Writer) error {
-	conn, err := db.SQL().Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "SELECT set_config('DateStyle', 'ISO', true), set_config('TimeZone', 'UTC', true)"); err != nil {
-		return err
-	}
-	err = conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("the PostgreSQL driver connection is a %T", dc)
-		}
-		_, err := sc.Conn().PgConn().CopyTo(ctx, w, copyOutStatement(query))
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// copyOutStatement returns the COPY that writes the rows of query as text.
-func copyOutStatement(query string) string {
-	return "COPY (" + query + ") TO STDOUT (FORMAT text, ENCODING 'UTF8')"
-}
-
 // errLoadEnded stops an Engine DB read whose warehouse load has ended.
 var errLoadEnded = errors.New("the warehouse load ended")
 
 // copyText loads the rows of query into cols of mirror through tc, reading
-// them from the Engine DB with ts on a goroutine of its own, and returns how
+// them from the Engine DB's CopyOut on a goroutine of its own, and returns how
 // many the warehouse loaded. progress is called with the rows read so far
 // after every batchRows rows. A failure of the Engine DB read is returned
 // as such (the warehouse then aborts its COPY); otherwise the warehouse's.
-func copyText(ctx context.Context, db *engine.DB, ts textSource, query string,
+func copyText(ctx context.Context, db *engine.DB, query string,
 	tc warehouse.TextCopier, mirror warehouse.Table, cols []warehouse.Column, progress func(rows int64)) (int64, error) {
 	pr, pw := io.Pipe()
 	read := make(chan error, 1)
 	go func() {
 		buf := bufio.NewWriterSize(pw, copyTextBuffer)
-		err := ts.copyOut(ctx, db, query, &rowCounter{w: buf, progress: progress})
+		err := db.CopyOut(ctx, query, &rowCounter{w: buf, progress: progress})
 		if err == nil {
 			err = buf.Flush()
 		}

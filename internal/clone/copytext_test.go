@@ -47,8 +47,7 @@ INSERT INTO "AUD_Value Kinds" VALUES
 func rowPath(t *testing.T, db *engine.DB, tg *target, name, copyName string) string {
 	t.Helper()
 	ctx := context.Background()
-	src := sourceOf(db)
-	cols, err := src.columns(ctx, db, name)
+	cols, err := columns(ctx, db, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +57,7 @@ func rowPath(t *testing.T, db *engine.DB, tg *target, name, copyName string) str
 		if _, err := tx.Exec(ctx, w.CreateTable(mirror, load)); err != nil {
 			return err
 		}
-		rs, err := db.QueryContext(ctx, selectQuery(src, name, cols))
+		rs, err := db.QueryContext(ctx, selectQuery(db, name, cols))
 		if err != nil {
 			return err
 		}

@@ -47,14 +47,13 @@ func engineColumns(t *testing.T, kind engine.Kind) map[string][]column {
 	ctx := context.Background()
 	db := pipelinetest.DB(t, kind)
 	pipelinetest.New(t, db).Exec(goldenProjectTable)
-	src := sourceOf(db)
 	out := map[string][]column{}
 	tables, err := engineTables(ctx, db, []string{"CFG_PIPELINES", "AUD_ODD NOTES"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range tables {
-		if out[strings.ToUpper(name)], err = src.columns(ctx, db, name); err != nil {
+		if out[strings.ToUpper(name)], err = columns(ctx, db, name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,15 +129,14 @@ func TestGoldenEngineReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := sourceOf(db)
 		for _, name := range tables {
-			cols, err := src.columns(context.Background(), db, name)
+			cols, err := columns(context.Background(), db, name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(&b, "-- %s, %s\n%s;\n\n", kind.Label(), displayName(name), selectQuery(src, name, cols))
-			if _, ok := src.(textSource); ok {
-				fmt.Fprintf(&b, "-- %s, %s, into a PostgreSQL warehouse\n%s;\n\n", kind.Label(), displayName(name), copyOutStatement(selectQuery(src, name, cols)))
+			fmt.Fprintf(&b, "-- %s, %s\n%s;\n\n", kind.Label(), displayName(name), selectQuery(db, name, cols))
+			if db.Capabilities().CopyOut {
+				fmt.Fprintf(&b, "-- %s, %s, into a PostgreSQL warehouse\n%s;\n\n", kind.Label(), displayName(name), engine.CopyOutStatement(selectQuery(db, name, cols)))
 			}
 		}
 	}
@@ -150,10 +148,10 @@ func TestBothEngineDialectsGiveTheSameMirrors(t *testing.T) {
 	for name, cols := range sqlite {
 		var a, b []string
 		for _, c := range cols {
-			a = append(a, strings.ToUpper(c.name)+" "+c.typ.String())
+			a = append(a, strings.ToUpper(c.Name)+" "+c.typ.String())
 		}
 		for _, c := range postgres[name] {
-			b = append(b, strings.ToUpper(c.name)+" "+c.typ.String())
+			b = append(b, strings.ToUpper(c.Name)+" "+c.typ.String())
 		}
 		if !slices.Equal(a, b) {
 			t.Errorf("%s mirrors differently:\nSQLite     %v\nPostgreSQL %v", name, a, b)

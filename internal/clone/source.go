@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -22,147 +21,54 @@ const batchRows = 1000
 // being written, one waiting between them.
 const batchesInFlight = 3
 
-// column is a column of an Engine DB table: its name as the catalog spells
-// it and the portable type its mirror gives it.
+// column is a column of an Engine DB table, with the portable type its
+// mirror gives it.
 type column struct {
-	name string
-	typ  warehouse.Type
+	engine.Column
+	typ warehouse.Type
 }
 
-// source is how one Engine DB dialect describes and reads its tables.
-type source interface {
-	// columns returns a table's columns in order, typed from the catalog.
-	columns(ctx context.Context, db *engine.DB, table string) ([]column, error)
-	// expr returns the select-list expression that reads a column.
-	expr(c column) string
-	// from names a table of the Engine DB's schema in a FROM clause.
-	from(table string) string
-}
-
-// sourceOf returns the source of the Engine DB's dialect.
-func sourceOf(db *engine.DB) source {
-	if db.Kind() == engine.Postgres {
-		return postgresSource{}
-	}
-	return sqliteSource{}
-}
-
-// sqliteSource reads a SQLite Engine DB: columns typed by their declared
-// type, values read as they are stored (timestamps are UTC text).
-type sqliteSource struct{}
-
-func (sqliteSource) columns(ctx context.Context, db *engine.DB, table string) ([]column, error) {
-	return queryColumns(ctx, db, "SELECT name, type FROM pragma_table_info($1)", table, sqliteType)
-}
-
-// expr reads timestamps and dates as their text: the driver would parse
-// them itself, slowly, and give a zero time for text it cannot parse.
-func (sqliteSource) expr(c column) string {
-	q := engine.QuoteIdent(c.name)
-	if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
-		return "CAST(" + q + " AS TEXT)"
-	}
-	return q
-}
-
-func (sqliteSource) from(table string) string { return `"main".` + engine.QuoteIdent(table) }
-
-// sqliteType maps a declared type, such as BIGINT or VARCHAR(16), to a
-// portable type: whole numbers BIGINT, other numbers DECIMAL, TIMESTAMP,
-// DATE and BOOLEAN as themselves, and anything else text.
-func sqliteType(declared string) warehouse.Type {
-	d := strings.ToUpper(strings.TrimSpace(declared))
-	if i := strings.IndexByte(d, '('); i >= 0 {
-		d = strings.TrimSpace(d[:i])
-	}
-	switch d {
-	case "INTEGER", "INT", "BIGINT", "SMALLINT", "TINYINT", "MEDIUMINT", "INT2", "INT8", "UNSIGNED BIG INT":
-		return warehouse.BigInt
-	case "NUMERIC", "DECIMAL", "REAL", "DOUBLE", "DOUBLE PRECISION", "FLOAT":
-		return warehouse.Decimal
-	case "TIMESTAMP", "DATETIME", "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
-		return warehouse.Timestamp
-	case "DATE":
-		return warehouse.Date
-	case "BOOLEAN", "BOOL":
-		return warehouse.Boolean
-	}
-	return warehouse.String
-}
-
-// postgresSource reads a PostgreSQL Engine DB: columns typed by
-// information_schema's data type, text and numbers read as their text so
-// JSON keeps its text and numerics their exact digits.
-type postgresSource struct{}
-
-func (postgresSource) columns(ctx context.Context, db *engine.DB, table string) ([]column, error) {
-	return queryColumns(ctx, db, `SELECT column_name, data_type FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, table, postgresType)
-}
-
-func (postgresSource) expr(c column) string {
-	q := engine.QuoteIdent(c.name)
-	if c.typ == warehouse.String || c.typ == warehouse.Decimal {
-		return "CAST(" + q + " AS TEXT)"
-	}
-	return q
-}
-
-// from leaves the schema to the connection's search_path, which is the
-// Engine schema: the schema the tables and columns were listed from
-// (current_schema()), whatever the letter case it was configured in.
-func (postgresSource) from(table string) string { return engine.QuoteIdent(table) }
-
-// postgresType maps an information_schema data type to a portable type.
-func postgresType(dataType string) warehouse.Type {
-	switch dataType {
-	case "smallint", "integer", "bigint":
-		return warehouse.BigInt
-	case "numeric", "real", "double precision":
-		return warehouse.Decimal
-	case "timestamp with time zone", "timestamp without time zone":
-		return warehouse.Timestamp
-	case "date":
-		return warehouse.Date
-	case "boolean":
-		return warehouse.Boolean
-	}
-	return warehouse.String
-}
-
-// queryColumns runs a catalog query returning (name, type) rows for a table
-// and maps each type.
-func queryColumns(ctx context.Context, db *engine.DB, query, table string, typeOf func(string) warehouse.Type) ([]column, error) {
-	rows, err := db.QueryContext(ctx, query, table)
+// columns returns a table's columns in order, typed from the Engine DB's
+// catalog.
+func columns(ctx context.Context, db *engine.DB, table string) ([]column, error) {
+	cols, err := db.Columns(ctx, table)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var cols []column
-	for rows.Next() {
-		var name string
-		var declared sql.NullString
-		if err := rows.Scan(&name, &declared); err != nil {
-			return nil, err
-		}
-		cols = append(cols, column{name: name, typ: typeOf(declared.String)})
+	out := make([]column, len(cols))
+	for i, c := range cols {
+		out[i] = column{Column: c, typ: mirrorType(c.Type)}
 	}
-	return cols, rows.Err()
+	return out, nil
 }
 
-// selectQuery returns the query reading every column of the table.
-func selectQuery(src source, table string, cols []column) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(src.expr(c))
+// mirrorType is the warehouse type that mirrors an Engine DB column type:
+// integers BIGINT, other numbers DECIMAL, TIMESTAMP, DATE and BOOLEAN as
+// themselves, and text as text.
+func mirrorType(t engine.ColumnType) warehouse.Type {
+	switch t {
+	case engine.IntegerColumn:
+		return warehouse.BigInt
+	case engine.NumberColumn:
+		return warehouse.Decimal
+	case engine.TimestampColumn:
+		return warehouse.Timestamp
+	case engine.DateColumn:
+		return warehouse.Date
+	case engine.BooleanColumn:
+		return warehouse.Boolean
 	}
-	b.WriteString(" FROM ")
-	b.WriteString(src.from(table))
-	return b.String()
+	return warehouse.String
+}
+
+// selectQuery returns the query reading every column of the table, each
+// as the Engine DB reads it for an exact copy.
+func selectQuery(db *engine.DB, table string, cols []column) string {
+	ec := make([]engine.Column, len(cols))
+	for i, c := range cols {
+		ec[i] = c.Column
+	}
+	return db.ReadQuery(table, ec)
 }
 
 // timeValue gives a bulk load the time.Time of a timestamp or date read
@@ -307,7 +213,7 @@ func readBatches(ctx context.Context, rs *sql.Rows, cols []column, free <-chan *
 				if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
 					var err error
 					if v, err = timeValue(v); err != nil {
-						b.err = fmt.Errorf("column %s: %w", c.name, err)
+						b.err = fmt.Errorf("column %s: %w", c.Name, err)
 						full <- b
 						return
 					}

@@ -44,10 +44,10 @@ func CheckTarget(ctx context.Context, db *engine.DB, kind warehouse.Kind, w ware
 }
 
 // MayBeEngineDB reports whether a warehouse of the kind can be the Engine
-// DB's own database: a PostgreSQL warehouse of a PostgreSQL Engine DB. Only
-// then does RefuseEngineSchema ask the servers.
+// DB's own database: a PostgreSQL warehouse of an Engine DB on a PostgreSQL
+// server. Only then does RefuseEngineSchema ask the servers.
 func MayBeEngineDB(db *engine.DB, kind warehouse.Kind) bool {
-	return db.Kind() == engine.Postgres && kind == warehouse.Postgres
+	return db.Capabilities().Server && kind == warehouse.Postgres
 }
 
 // RefuseEngineSchema returns a configuration error (exit 3) when schema, in

@@ -5,7 +5,7 @@
 // Queries are written once with PostgreSQL-style placeholders ($1, $2, …);
 // each dialect rebinds them. Every write goes through DB.Tx, which sets the
 // actor, purpose and migration of the context at the start of the
-// transaction.
+// transaction, and, on SQLite, holds the process's writer lock.
 package engine
 
 import (
@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/actor"
@@ -60,9 +61,10 @@ type Options struct {
 
 // DB is an open Engine DB.
 type DB struct {
-	sql  *sql.DB
-	d    dialect
-	opts Options
+	sql     *sql.DB
+	d       dialect
+	opts    Options
+	writers writerLock
 }
 
 // Open connects to the Engine DB and checks that it is reachable. A SQLite
@@ -82,7 +84,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &DB{sql: db, d: d, opts: opts}
+	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities())}
 	if err := d.check(ctx, e); err != nil {
 		db.Close()
 		return nil, err
@@ -92,6 +94,24 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 
 // Kind returns the Engine DB's dialect.
 func (db *DB) Kind() Kind { return db.d.kind() }
+
+// Capabilities are what an Engine DB dialect does differently, for the
+// code above the engine to ask instead of naming the dialect.
+type Capabilities struct {
+	// SingleWriter means one write transaction at a time in the whole
+	// database (SQLite): Tx queues the process's writers on an in-process
+	// lock.
+	SingleWriter bool
+	// CopyOut means DB.CopyOut writes a query's rows in PostgreSQL's COPY
+	// text format (PostgreSQL).
+	CopyOut bool
+	// Server means the Engine DB is a schema of a PostgreSQL server, which
+	// other connections (a warehouse's) may reach too; a SQLite file is not.
+	Server bool
+}
+
+// Capabilities returns what the Engine DB's dialect can do.
+func (db *DB) Capabilities() Capabilities { return db.d.capabilities() }
 
 // Options returns the options the DB was opened with.
 func (db *DB) Options() Options { return db.opts }
@@ -184,6 +204,10 @@ func (tx *Tx) Kind() Kind { return tx.d.kind() }
 // TimeArg returns the value to bind for a timestamp in this dialect.
 func (tx *Tx) TimeArg(t time.Time) any { return tx.d.timeArg(t) }
 
+// JSONParam returns the placeholder $n of a JSON value bound as text, for a
+// JSON column: cast to JSONB on PostgreSQL, as it is on SQLite.
+func (tx *Tx) JSONParam(n int) string { return tx.d.jsonParam(n) }
+
 func (tx *Tx) beforeStatement() {
 	if tx.state != nil {
 		tx.state.clearInserts()
@@ -221,9 +245,16 @@ func ScopeOf(ctx context.Context) Scope {
 	return s
 }
 
-// Tx runs fn in one transaction that carries the context's actor, purpose and
-// migration. It commits when fn returns nil and rolls back otherwise.
+// Tx runs fn in one write transaction that carries the context's actor,
+// purpose and migration. It commits when fn returns nil and rolls back
+// otherwise. On a SingleWriter Engine DB (SQLite, whose transactions all
+// begin IMMEDIATE, as writers) it holds the process's writer lock from
+// begin to commit, so fn must not begin another transaction of db.
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if err := db.writers.lock(ctx); err != nil {
+		return err
+	}
+	defer db.writers.unlock()
 	tx, conn, err := db.begin(ctx)
 	if err != nil {
 		return err
@@ -279,14 +310,21 @@ func (db *DB) beginOn(ctx context.Context, conn *sql.Conn) (*Tx, error) {
 // dialect is what differs between Engine DB kinds.
 type dialect interface {
 	kind() Kind
+	capabilities() Capabilities
 	open(ctx context.Context, opts Options) (*sql.DB, error)
 	check(ctx context.Context, db *DB) error
 	rebind(query string) string
 	timeArg(t time.Time) any
+	jsonParam(n int) string
 	isUniqueViolation(err error) bool
 	connState(driverConn any) *connState
 	setScope(ctx context.Context, tx *Tx, s Scope) error
 	tablesQuery() string
+	columnsQuery() string
+	columnType(declared string) ColumnType
+	readsAsText(t ColumnType) bool
+	from(table string) string
+	copyOut(ctx context.Context, db *DB, query string, w io.Writer) error
 	refreshTriggers(ctx context.Context, tx *Tx) error
 	beforeAlter(ctx context.Context, tx *Tx, statement string) error
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,6 +19,8 @@ import (
 type postgresDialect struct{}
 
 func (postgresDialect) kind() Kind { return Postgres }
+
+func (postgresDialect) capabilities() Capabilities { return Capabilities{CopyOut: true, Server: true} }
 
 // open builds a pgx pool behind database/sql whose connections use the
 // Engine schema as their search_path, read the password for each new
@@ -86,6 +89,8 @@ func (postgresDialect) rebind(q string) string { return q }
 
 func (postgresDialect) timeArg(t time.Time) any { return t.UTC() }
 
+func (postgresDialect) jsonParam(n int) string { return fmt.Sprintf("CAST($%d AS JSONB)", n) }
+
 func (postgresDialect) isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
@@ -105,4 +110,65 @@ func (postgresDialect) setScope(ctx context.Context, tx *Tx, s Scope) error {
 func (postgresDialect) tablesQuery() string {
 	return `SELECT table_name FROM information_schema.tables
 	        WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY upper(table_name)`
+}
+
+func (postgresDialect) columnsQuery() string {
+	return `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`
+}
+
+// columnType maps an information_schema data type.
+func (postgresDialect) columnType(dataType string) ColumnType {
+	switch dataType {
+	case "smallint", "integer", "bigint":
+		return IntegerColumn
+	case "numeric", "real", "double precision":
+		return NumberColumn
+	case "timestamp with time zone", "timestamp without time zone":
+		return TimestampColumn
+	case "date":
+		return DateColumn
+	case "boolean":
+		return BooleanColumn
+	}
+	return TextColumn
+}
+
+// readsAsText reads text and numbers as their text.
+func (postgresDialect) readsAsText(t ColumnType) bool { return t == TextColumn || t == NumberColumn }
+
+// from leaves the schema to the connection's search_path, which is the
+// Engine schema: the schema the tables and columns were listed from
+// (current_schema()), whatever the letter case it was configured in.
+func (postgresDialect) from(table string) string { return quoteIdent(table) }
+
+// copyOut runs COPY (query) TO STDOUT in a read-only transaction of its
+// own, whose DateStyle and TimeZone are pinned for the reader to parse the
+// text whatever its own settings.
+func (postgresDialect) copyOut(ctx context.Context, db *DB, query string, w io.Writer) error {
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT set_config('DateStyle', 'ISO', true), set_config('TimeZone', 'UTC', true)"); err != nil {
+		return err
+	}
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("the PostgreSQL driver connection is a %T", dc)
+		}
+		_, err := sc.Conn().PgConn().CopyTo(ctx, w, CopyOutStatement(query))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
 }

@@ -50,6 +50,10 @@ func (db *DB) RebuildTx(ctx context.Context, plan RebuildPlan, fn func(*Tx) erro
 	if db.Kind() != SQLite {
 		return db.Tx(ctx, fn)
 	}
+	if err := db.writers.lock(ctx); err != nil {
+		return err
+	}
+	defer db.writers.unlock()
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return exit.Wrap(exit.EngineDB, err, "could not connect to the Engine DB")
@@ -127,23 +131,15 @@ func refuseExtraColumns(ctx context.Context, tx *Tx, t RebuiltTable) error {
 	for _, c := range t.Columns {
 		keep[strings.ToUpper(c)] = true
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT name FROM pragma_table_info($1) ORDER BY cid", t.Name)
+	cols, err := tx.Columns(ctx, t.Name)
 	if err != nil {
 		return fmt.Errorf("reading the columns of %s: %w", t.Name, err)
 	}
-	defer rows.Close()
 	var extra []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return err
+	for _, c := range cols {
+		if !keep[strings.ToUpper(c.Name)] {
+			extra = append(extra, c.Name)
 		}
-		if !keep[strings.ToUpper(name)] {
-			extra = append(extra, name)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	if len(extra) == 0 {
 		return nil

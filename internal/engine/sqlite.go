@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,6 +108,8 @@ type sqliteDialect struct{}
 
 func (sqliteDialect) kind() Kind { return SQLite }
 
+func (sqliteDialect) capabilities() Capabilities { return Capabilities{SingleWriter: true} }
+
 // open opens the file with WAL, a 60 s busy timeout, foreign keys on and
 // BEGIN IMMEDIATE transactions, creating its folder.
 func (sqliteDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
@@ -120,7 +123,7 @@ func (sqliteDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, exit.Wrap(exit.Configuration, err, "could not create the folder of the SQLite Engine DB %s", p)
 	}
-	dsn := p + "?_busy_timeout=60000&_journal_mode=WAL&_foreign_keys=1&_txlock=immediate"
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_foreign_keys=1&_txlock=immediate", p, busyTimeout.Milliseconds())
 	db, err := sql.Open(sqliteDriverName, dsn)
 	if err != nil {
 		return nil, exit.Wrap(exit.Configuration, err, "could not open the SQLite Engine DB %s", p)
@@ -190,6 +193,8 @@ func (sqliteDialect) rebind(q string) string {
 
 func (sqliteDialect) timeArg(t time.Time) any { return TimeText(t) }
 
+func (sqliteDialect) jsonParam(n int) string { return fmt.Sprintf("$%d", n) }
+
 func (sqliteDialect) isUniqueViolation(err error) bool {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
@@ -215,4 +220,40 @@ func (sqliteDialect) setScope(_ context.Context, tx *Tx, s Scope) error {
 
 func (sqliteDialect) tablesQuery() string {
 	return "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY upper(name)"
+}
+
+func (sqliteDialect) columnsQuery() string {
+	return "SELECT name, type FROM pragma_table_info($1) ORDER BY cid"
+}
+
+// columnType maps a declared type, such as BIGINT or VARCHAR(16): whole
+// numbers are integers, other numbers numbers, TIMESTAMP, DATE and BOOLEAN
+// themselves, and anything else text.
+func (sqliteDialect) columnType(declared string) ColumnType {
+	d := strings.ToUpper(strings.TrimSpace(declared))
+	if i := strings.IndexByte(d, '('); i >= 0 {
+		d = strings.TrimSpace(d[:i])
+	}
+	switch d {
+	case "INTEGER", "INT", "BIGINT", "SMALLINT", "TINYINT", "MEDIUMINT", "INT2", "INT8", "UNSIGNED BIG INT":
+		return IntegerColumn
+	case "NUMERIC", "DECIMAL", "REAL", "DOUBLE", "DOUBLE PRECISION", "FLOAT":
+		return NumberColumn
+	case "TIMESTAMP", "DATETIME", "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
+		return TimestampColumn
+	case "DATE":
+		return DateColumn
+	case "BOOLEAN", "BOOL":
+		return BooleanColumn
+	}
+	return TextColumn
+}
+
+// readsAsText reads timestamps and dates as the text SQLite stores.
+func (sqliteDialect) readsAsText(t ColumnType) bool { return t == TimestampColumn || t == DateColumn }
+
+func (sqliteDialect) from(table string) string { return `"main".` + quoteIdent(table) }
+
+func (sqliteDialect) copyOut(context.Context, *DB, string, io.Writer) error {
+	return errors.New("a SQLite Engine DB has no COPY: read the rows with ReadQuery")
 }

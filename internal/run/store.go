@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -19,19 +18,9 @@ type wtx struct {
 // isUnique reports whether err is a unique-constraint violation.
 func (t *wtx) isUnique(err error) bool { return t.db.IsUniqueViolation(err) }
 
-// sqliteWriters holds one mutex per SQLite Engine DB of this process. SQLite
-// has one writer at a time; goroutines of one process queue on the mutex
-// instead of on SQLite's busy handler, which sleeps between tries.
-var sqliteWriters sync.Map // *engine.DB -> *sync.Mutex
-
-// inTx runs fn in one Engine DB transaction carrying the context's actor.
+// inTx runs fn in one Engine DB transaction carrying the context's actor
+// (on SQLite, under the engine's in-process writer lock).
 func inTx(ctx context.Context, db *engine.DB, fn func(tx *wtx) error) error {
-	if db.Kind() == engine.SQLite {
-		m, _ := sqliteWriters.LoadOrStore(db, &sync.Mutex{})
-		mu := m.(*sync.Mutex)
-		mu.Lock()
-		defer mu.Unlock()
-	}
 	return db.Tx(ctx, func(tx *engine.Tx) error { return fn(&wtx{Tx: tx, db: db}) })
 }
 
