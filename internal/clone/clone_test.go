@@ -22,6 +22,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
 )
 
 // mirrorSchema is the warehouse profile schema the tests clone into.
@@ -33,7 +34,7 @@ type target struct {
 	kind warehouse.Kind
 	opts warehouse.Options
 	url  string // a PostgreSQL warehouse's URL, with its password
-	src  *run.SharedWarehouse
+	src  *pool.Pool
 }
 
 // newTarget creates the warehouse; db holds its writer lock.
@@ -46,7 +47,7 @@ func newTarget(t testing.TB, db *engine.DB, kind warehouse.Kind) *target {
 		tg.url = enginetest.NewPGDatabase(t)
 		tg.opts = pgOptions(t, tg.url)
 	}
-	tg.src = run.NewSharedWarehouse(db, tg.opts)
+	tg.src = pool.New(db, tg.opts)
 	t.Cleanup(func() { tg.src.Close() })
 	tg.exec(t, "CREATE SCHEMA "+mirrorSchema)
 	return tg
@@ -463,7 +464,7 @@ func TestTwoClonesRunOneAfterTheOther(t *testing.T) {
 				return err
 			}
 			defer other.Close()
-			src := run.NewSharedWarehouse(other, tg.opts)
+			src := pool.New(other, tg.opts)
 			defer src.Close()
 			ready.Done()
 			ready.Wait()
