@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"maps"
 
+	"github.com/etl-craft/etl-craft/internal/authmode"
 	"github.com/etl-craft/etl-craft/internal/clientcred"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -55,15 +56,16 @@ func WarehouseOptions(cfg *config.Config) *warehouse.Options {
 		Role:        w.Role,
 		RoleARN:     w.RoleARN,
 	}
+	logins := authmode.Of(w.Dialect)
 	switch {
-	case o.Kind == warehouse.Postgres:
+	case logins.PostgresLogin:
 		o.Password = postgresPassword(cfg, w.Auth, w.Host, w.Port)
 	case o.AuthMode == warehouse.AuthOAuth:
 		o.Password = clientcred.Client{ID: w.ClientID, Secret: secretOf(cfg, w.SecretVar), TokenURL: w.TokenURL, Scope: w.Scope}.Token()
 	default:
 		o.Password = secretOf(cfg, w.SecretVar)
 	}
-	if o.Kind != warehouse.Snowflake { // Snowflake's key_file is a key pair, not a certificate
+	if !logins.KeyPair { // a key pair is the driver's to read, not a certificate
 		o.Params, o.ClientCert = clientCertificate(cfg, w.Auth, w.Params)
 	}
 	return o
