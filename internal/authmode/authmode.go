@@ -3,7 +3,8 @@
 // each needs, the modes etl-craft logs in with itself, the modes verified
 // against a live service, and the facts of a kind's logins. config reads
 // profiles with it, warehouse.Open refuses a mode it cannot log in with,
-// project builds the login, and doctor warns about modes not verified.
+// project builds the login, doctor warns about modes not verified, and
+// clone asks whether a warehouse may be the Engine DB's own database.
 package authmode
 
 import (
@@ -32,9 +33,10 @@ type Kind struct {
 	// Modes are the kind's auth modes. The first Login mode is the default
 	// of warehouse options that name none.
 	Modes []Mode
-	// PostgresLogin is set when logins are PostgreSQL logins, whose
-	// password pgauth makes at each connection (the Engine DB's too).
-	PostgresLogin bool
+	// PostgresServer is set for a PostgreSQL server: its logins are
+	// PostgreSQL logins, whose password pgauth makes at each connection,
+	// and a warehouse of this kind may be the Engine DB's own database.
+	PostgresServer bool
 	// KeyPair is set when key_file is a private key the driver signs with
 	// (Snowflake's key pair) rather than a TLS client certificate.
 	KeyPair bool
@@ -48,7 +50,7 @@ const DuckDBIceberg = "duckdb_iceberg"
 // postgres) and the warehouses' (the Warehouse dialects and DuckDBIceberg).
 var kinds = map[string]Kind{
 	"sqlite": {Modes: []Mode{{Name: "none", Login: true, Verified: true}}},
-	"postgres": {PostgresLogin: true, Modes: []Mode{
+	"postgres": {PostgresServer: true, Modes: []Mode{
 		{Name: "password", Needs: []string{"user", "secret"}, Profile: true, Login: true, Verified: true},
 		{Name: "token", Needs: []string{"user", "secret"}, Profile: true, Login: true},
 		{Name: "oauth", Needs: []string{"user", "client_id", "secret", "token_url"}, Profile: true, Login: true},

@@ -40,8 +40,8 @@ func TestModesOfEachKind(t *testing.T) {
 				t.Errorf("%s: %s verified %v; want %v", c.kind, m.Name, !want, want)
 			}
 		}
-		if k.PostgresLogin != c.postgres || k.KeyPair != c.keyPair {
-			t.Errorf("%s: PostgreSQL logins %v, key pair %v", c.kind, k.PostgresLogin, k.KeyPair)
+		if k.PostgresServer != c.postgres || k.KeyPair != c.keyPair {
+			t.Errorf("%s: PostgreSQL logins %v, key pair %v", c.kind, k.PostgresServer, k.KeyPair)
 		}
 	}
 	if got := authmode.Of("postgres").Needs("oauth"); !slices.Equal(got, []string{"user", "client_id", "secret", "token_url"}) {

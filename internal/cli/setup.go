@@ -30,11 +30,7 @@ func (a *app) setupCommand() *cobra.Command {
 				return err
 			}
 			if printGrants {
-				if cfg.Engine.Kind == config.EngineSQLite {
-					a.printf("%s", engine.SQLiteFileAdvice(cfg.Engine.SQLitePath))
-				} else {
-					a.printf("%s", engine.Grants(cfg.Engine.Schema))
-				}
+				a.printf("%s", engine.AccessAdvice(project.EngineOptions(cfg)))
 				return nil
 			}
 			ctx, err := a.acting(cmd.Context())

@@ -23,6 +23,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool/pooltest"
 )
 
 // mirrorSchema is the warehouse profile schema the tests clone into.
@@ -88,23 +89,7 @@ func eachTarget(t *testing.T, body func(t *testing.T, db *engine.DB, tg *target)
 // with runs fn in a warehouse transaction and commits it.
 func (tg *target) with(t testing.TB, fn func(w warehouse.Warehouse, tx warehouse.Tx) error) {
 	t.Helper()
-	ctx := context.Background()
-	w, release, err := tg.src.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	tx, err := w.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if err := fn(w, tx); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	pooltest.With(t, tg.src, fn)
 }
 
 func (tg *target) exec(t testing.TB, stmts ...string) {

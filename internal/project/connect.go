@@ -58,7 +58,7 @@ func WarehouseOptions(cfg *config.Config) *warehouse.Options {
 	}
 	logins := authmode.Of(w.Dialect)
 	switch {
-	case logins.PostgresLogin:
+	case logins.PostgresServer:
 		o.Password = postgresPassword(cfg, w.Auth, w.Host, w.Port)
 	case o.AuthMode == warehouse.AuthOAuth:
 		o.Password = clientcred.Client{ID: w.ClientID, Secret: secretOf(cfg, w.SecretVar), TokenURL: w.TokenURL, Scope: w.Scope}.Token()

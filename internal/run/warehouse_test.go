@@ -17,6 +17,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool/pooltest"
 )
 
 // eachWarehouse runs body on a fresh DuckDB file and a fresh PostgreSQL
@@ -54,32 +55,6 @@ func sqlFixture(t *testing.T, db *engine.DB, opts warehouse.Options) (*fixture, 
 	return f, shared
 }
 
-// warehouseValue reads one value from the warehouse as text.
-func warehouseValue(t *testing.T, shared *pool.Pool, query string) string {
-	t.Helper()
-	ctx := context.Background()
-	w, release, err := shared.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	tx, err := w.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	rows, err := tx.Query(ctx, query)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	defer rows.Close()
-	var v string
-	for rows.Next() {
-		rows.Scan(&v)
-	}
-	return v
-}
-
 func TestSQLTasksOnEachWarehouse(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		eachWarehouse(t, func(t *testing.T, wopts warehouse.Options, schema string) {
@@ -102,7 +77,7 @@ func TestSQLTasksOnEachWarehouse(t *testing.T) {
 				got["totals"] != TaskSuccess || got["broken"] != TaskFailed {
 				t.Fatalf("%q %v\n%s", out.String(), got, f.logs.String())
 			}
-			if n := warehouseValue(t, shared, "SELECT n FROM "+schema+".totals"); n != "2" {
+			if n := pooltest.Value(t, shared, "SELECT n FROM "+schema+".totals"); n != "2" {
 				t.Fatalf("totals %s", n)
 			}
 			var written int
@@ -115,7 +90,7 @@ func TestSQLTasksOnEachWarehouse(t *testing.T) {
 			if out := f.runPipeline(pipe); out.Status != RunSuccess {
 				t.Fatalf("%q", out.String())
 			}
-			if n := warehouseValue(t, shared, "SELECT n FROM "+schema+".totals"); n != "4" {
+			if n := pooltest.Value(t, shared, "SELECT n FROM "+schema+".totals"); n != "4" {
 				t.Fatalf("totals after the second run %s", n)
 			}
 		})
