@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,8 +17,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/etl-craft/etl-craft/internal/pemkey"
-	"github.com/etl-craft/etl-craft/internal/pgauth"
+	"github.com/etl-craft/etl-craft/internal/project"
 )
 
 // app is one invocation of the command line: its global options, output
@@ -102,65 +100,15 @@ func (a *app) acting(ctx context.Context) (context.Context, error) {
 	return actor.With(ctx, act), nil
 }
 
-// engineOptions maps the Engine profile to the options that open it. The
-// password is read from its variable for every new connection; an
-// auth_mode key_file login sends none and presents its client certificate
-// instead, its key decrypted with the secret when the Engine DB is opened.
-func engineOptions(cfg *config.Config) engine.Options {
-	e := cfg.Engine
-	if e.Kind == config.EngineSQLite {
-		return engine.Options{Kind: engine.SQLite, Path: e.SQLitePath}
+// projectOptions are the options every command opens its project with,
+// then more: the command's logger and, at --log-level DEBUG, attempt logs
+// at DEBUG too.
+func (a *app) projectOptions(more ...project.Option) []project.Option {
+	opts := []project.Option{project.WithLogger(a.logger())}
+	if strings.EqualFold(a.logLevel, "DEBUG") {
+		opts = append(opts, project.WithAttemptLogLevel(slog.LevelDebug))
 	}
-	opts := engine.Options{Kind: engine.Postgres, Schema: e.Schema, Password: postgresPassword(cfg, e.Auth, e.Host, e.Port)}
-	e.Params, opts.ClientCert = clientCertificate(cfg, e.Auth, e.Params)
-	opts.DSN = e.DSN()
-	return opts
-}
-
-// clientCertificate returns, for a key_file login, the URL settings params
-// without sslkey and sslcert, and the TLS client certificate (cert_file,
-// else sslcert, with the key in key_file) that etl-craft reads itself: the
-// drivers cannot decrypt every form of key. Other logins get params as
-// they are and no certificate.
-func clientCertificate(cfg *config.Config, a config.Auth, params map[string]string) (map[string]string, func() (tls.Certificate, error)) {
-	if a.AuthMode != pgauth.ModeKeyFile {
-		return params, nil
-	}
-	certFile := a.CertFile
-	if certFile == "" {
-		certFile = params["sslcert"]
-	}
-	params = maps.Clone(params)
-	delete(params, "sslkey")
-	delete(params, "sslcert")
-	return params, pemkey.ClientCertificate(a.KeyFile, certFile, secretOf(cfg, a.SecretVar))
-}
-
-// postgresPassword returns what a PostgreSQL login of the profile's auth
-// sends as its password at each new connection: the secret read from its
-// variable, or a token minted from it (see pgauth); nil when none.
-func postgresPassword(cfg *config.Config, a config.Auth, host string, port int) func() (string, error) {
-	return pgauth.Password(pgauth.Login{Mode: a.AuthMode, Host: host, Port: port, User: a.User, Secret: secretOf(cfg, a.SecretVar),
-		ClientID: a.ClientID, TokenURL: a.TokenURL, Scope: a.Scope, Region: a.Region, RoleARN: a.RoleARN})
-}
-
-// secretOf returns the function that reads the secret variable v at each
-// call; nil when the profile names none.
-func secretOf(cfg *config.Config, v string) func() (string, error) {
-	if v == "" {
-		return nil
-	}
-	return func() (string, error) { return cfg.Secret(v) }
-}
-
-// openEngine connects to the configured Engine DB.
-func (a *app) openEngine(ctx context.Context, cfg *config.Config) (*engine.DB, error) {
-	db, err := engine.Open(ctx, engineOptions(cfg))
-	if err != nil {
-		return nil, err
-	}
-	a.logger().Debug("connected to the Engine DB", "kind", db.Kind().Label(), "schema", db.Schema())
-	return db, nil
+	return append(opts, more...)
 }
 
 // record writes the command's immutable AUD_ACTIONS request. A failure to
@@ -180,16 +128,28 @@ func (a *app) record(ctx context.Context, db *engine.DB, cmd *cobra.Command, pip
 }
 
 // session is what most commands start from: the context carrying the
-// command's actor, the configuration and the open Engine DB.
+// command's actor, the configuration and the open project with its Engine
+// DB.
 type session struct {
 	ctx context.Context
 	cfg *config.Config
 	db  *engine.DB
+	p   *project.Project
 }
 
-// openSession resolves the actor, loads the configuration and opens the
-// Engine DB. The caller closes s.db.
+// openSession resolves the actor, loads the configuration and opens its
+// Engine DB only (project.WithoutWarehouse). The caller closes s.db.
 func (a *app) openSession(cmd *cobra.Command) (*session, error) {
+	return a.start(cmd, project.WithoutWarehouse())
+}
+
+// openProject resolves the actor, loads the configuration and opens its
+// whole project, the warehouse included. The caller closes s.p.
+func (a *app) openProject(cmd *cobra.Command) (*session, error) {
+	return a.start(cmd)
+}
+
+func (a *app) start(cmd *cobra.Command, opts ...project.Option) (*session, error) {
 	ctx, err := a.acting(cmd.Context())
 	if err != nil {
 		return nil, err
@@ -198,9 +158,9 @@ func (a *app) openSession(cmd *cobra.Command) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := a.openEngine(ctx, cfg)
+	p, err := project.Open(ctx, cfg, a.projectOptions(opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	return &session{ctx: ctx, cfg: cfg, db: db}, nil
+	return &session{ctx: ctx, cfg: cfg, db: p.DB, p: p}, nil
 }

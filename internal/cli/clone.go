@@ -10,7 +10,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/etl-craft/etl-craft/internal/clone"
-	"github.com/etl-craft/etl-craft/internal/run"
 )
 
 func (a *app) cloneCommand() *cobra.Command {
@@ -24,27 +23,22 @@ func (a *app) cloneCommand() *cobra.Command {
 			"table and the database's message.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openSession(cmd)
+			s, err := a.openProject(cmd)
 			if err != nil {
 				return err
 			}
-			defer s.db.Close()
-			ctx, db := s.ctx, s.db
-			wopts := warehouseOptions(s.cfg)
-			opts, err := clone.FromConfig(s.cfg, wopts)
+			defer s.p.Close()
+			opts, err := s.p.CloneOptions()
 			if err != nil {
 				return err
 			}
-			a.record(ctx, db, cmd, "", "")
+			a.record(s.ctx, s.db, cmd, "", "")
 
-			src := run.NewSharedWarehouse(db, *wopts)
-			defer src.Close()
-			opts.Logger = a.logger()
 			display := newProgressDisplay(a.stderr)
 			if display != nil {
 				opts.Progress = display.show
 			}
-			tables, err := clone.Run(ctx, db, src, opts)
+			tables, err := clone.Run(s.ctx, s.db, s.p.Warehouse, opts)
 			if display != nil {
 				display.clear()
 			}

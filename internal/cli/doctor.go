@@ -8,6 +8,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/doctor"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/project"
 )
 
 // doctorReport is the JSON document of doctor: every check and the counts.
@@ -37,7 +38,7 @@ func (a *app) doctorCommand() *cobra.Command {
 			}
 			dir, _ := cfg.MigrationsDir("")
 			report := doctor.Run(cmd.Context(), doctor.Options{
-				Config: cfg, MigrationsDir: dir, Engine: engineOptions(cfg), Warehouse: warehouseOptions(cfg),
+				Config: cfg, MigrationsDir: dir, Engine: project.EngineOptions(cfg), Warehouse: project.WarehouseOptions(cfg),
 			})
 			if format == "json" {
 				ok, w, f := report.Counts()

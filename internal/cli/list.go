@@ -2,42 +2,35 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
-	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/project"
 )
 
 // openForReading loads the configuration and opens the Engine DB for a
-// read-only command, checking that it holds etl-craft's tables (exit 3 when
-// not). Read-only commands record no action and write nothing: a SQLite
-// Engine DB that does not exist is not created.
+// read-only command (project.ForReading). Read-only commands record no
+// action and write nothing. Only the Engine DB is open: closing it closes
+// everything.
 func (a *app) openForReading(ctx context.Context) (*config.Config, *engine.DB, error) {
+	p, err := a.openReading(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Config, p.DB, nil
+}
+
+// openReading loads the configuration and opens its project for a
+// read-only command (project.ForReading); the caller closes it.
+func (a *app) openReading(ctx context.Context) (*project.Project, error) {
 	cfg, err := a.loadConfig()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if opts := engineOptions(cfg); opts.Kind == engine.SQLite {
-		if _, err := os.Stat(opts.Path); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, exit.Errorf(exit.Configuration,
-				"the SQLite Engine DB %s does not exist: run `etl-craft setup` (or `etl-craft init-db`) to create it", opts.Path)
-		}
-	}
-	db, err := a.openEngine(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := inspect.Ready(ctx, db); err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return cfg, db, nil
+	return project.Open(ctx, cfg, a.projectOptions(project.ForReading())...)
 }
 
 // runScope is the flags of a command that inspects one run of a pipeline:

@@ -9,6 +9,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/quickstart"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
@@ -69,19 +70,16 @@ func (a *app) quickstartCommand() *cobra.Command {
 // quickstartRun runs the example pipeline, clones the Engine DB into the
 // warehouse and prints the pipeline's recent history.
 func (a *app) quickstartRun(ctx context.Context, cfg *config.Config) error {
-	db, err := a.openEngine(ctx, cfg)
+	// The clone comes next, shown on its own, so this run has no after-run clone.
+	p, err := project.Open(ctx, cfg, a.projectOptions(project.WithoutCloneHook())...)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer p.Close()
+	db := p.DB
 
 	a.printf("\n$ etl-craft run --pipeline_code %s\n", quickstart.Pipeline)
-	// The clone comes next, shown on its own, so this run has no after-run clone.
-	withoutClone := *cfg
-	withoutClone.Cloning.Enabled = false
-	sup, closeSup := a.supervisor(&withoutClone, db)
-	out, err := sup.RunPipeline(ctx, run.Request{PipelineCode: quickstart.Pipeline})
-	closeSup()
+	out, err := p.Supervisor().RunPipeline(ctx, run.Request{PipelineCode: quickstart.Pipeline})
 	if err != nil {
 		return err
 	}
@@ -92,15 +90,11 @@ func (a *app) quickstartRun(ctx context.Context, cfg *config.Config) error {
 	}
 
 	a.printf("\n$ etl-craft clone\n")
-	wopts := warehouseOptions(cfg)
-	opts, err := clone.FromConfig(cfg, wopts)
+	opts, err := p.CloneOptions()
 	if err != nil {
 		return err
 	}
-	opts.Logger = a.logger()
-	src := run.NewSharedWarehouse(db, *wopts)
-	tables, err := clone.Run(ctx, db, src, opts)
-	src.Close()
+	tables, err := clone.Run(ctx, db, p.Warehouse, opts)
 	for _, t := range tables {
 		a.printf("%s\n", t.Line())
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
-	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -53,21 +52,18 @@ func (a *app) rehashCommand() *cobra.Command {
 // held as the only writer where the warehouse has one writer at a time.
 // A command that changes something (writes) records its request.
 func (a *app) withWarehouse(cmd *cobra.Command, writes bool, fn func(ctx context.Context, db *engine.DB, w warehouse.Warehouse) error) error {
-	s, err := a.openSession(cmd)
+	s, err := a.openProject(cmd)
 	if err != nil {
 		return err
 	}
-	defer s.db.Close()
-	wopts := warehouseOptions(s.cfg)
-	if wopts == nil {
+	defer s.p.Close()
+	if s.p.Warehouse == nil {
 		return exit.Errorf(exit.Configuration, "%s needs the warehouse: add a Warehouse section to %s", cmd.Name(), config.FileName)
 	}
 	if writes {
 		a.record(s.ctx, s.db, cmd, "", "")
 	}
-	shared := run.NewSharedWarehouse(s.db, *wopts)
-	defer shared.Close()
-	w, release, err := shared.Acquire(s.ctx)
+	w, release, err := s.p.Warehouse.Acquire(s.ctx)
 	if err != nil {
 		return err
 	}

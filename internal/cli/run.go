@@ -1,18 +1,11 @@
 package cli
 
 import (
-	"context"
-	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/etl-craft/etl-craft/internal/clone"
-	"github.com/etl-craft/etl-craft/internal/config"
-	"github.com/etl-craft/etl-craft/internal/engine"
-	"github.com/etl-craft/etl-craft/internal/gate"
-	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
@@ -190,73 +183,16 @@ func selection(pipe *pipelineFlag, runSel *runFlags) (inspect.RunSelector, error
 	return runSel.selector()
 }
 
-// supervising opens the session of a command that runs or changes runs,
-// records its request, and builds its supervisor; done closes them.
+// supervising opens the project of a command that runs or changes runs,
+// records its request, and returns the project's supervisor; done closes
+// the project.
 func (a *app) supervising(cmd *cobra.Command, pipelineCode, taskCode string) (*session, *run.Supervisor, func(), error) {
-	s, err := a.openSession(cmd)
+	s, err := a.openProject(cmd)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	a.record(s.ctx, s.db, cmd, pipelineCode, taskCode)
-	sup, closeSup := a.supervisor(s.cfg, s.db)
-	return s, sup, func() { closeSup(); s.db.Close() }, nil
-}
-
-// supervisor builds the run supervisor of the configuration: the SQL
-// handler, the shared warehouse, Orchestration's limits and log folder, and
-// the after-run hooks. The returned function closes the warehouse.
-func (a *app) supervisor(cfg *config.Config, db *engine.DB) (*run.Supervisor, func()) {
-	o := cfg.Orchestration
-	opts := run.Options{
-		DB:         db,
-		GatePolicy: gate.Policy(o.DependencyGates),
-		GateWait:   time.Duration(o.GateWaitMinutes) * time.Minute,
-		Remote:     o.Mode == config.ModeRemote,
-		GlobalDAG:  o.GlobalDAG,
-		Handlers:   handlers(),
-		EngineState: func(t *handler.Task) handler.EngineState {
-			return handler.NewEngineState(db, t.PipelineID, t.PipelineRunID)
-		},
-		MaxParallel: o.MaxParallelTasks,
-		Defaults:    run.Defaults{TaskTimeout: time.Duration(o.TaskTimeoutSeconds) * time.Second},
-		LogDir:      o.LogDir,
-		ProjectDir:  cfg.ProjectDir,
-		Location:    o.Location,
-		Logger:      a.logger(),
-	}
-	if o.Retries != nil {
-		opts.Defaults.Retries = *o.Retries
-	}
-	if strings.EqualFold(a.logLevel, "DEBUG") {
-		opts.AttemptLogLevel = slog.LevelDebug
-	}
-	closeAll := func() {}
-	if wopts := warehouseOptions(cfg); wopts != nil {
-		shared := sharedWarehouse(db, wopts)
-		opts.Warehouse = shared
-		closeAll = func() { shared.Close() }
-		opts.Hooks = a.afterRunHooks(cfg, db, shared)
-		if cfg.Cloning.Effective() {
-			opts.CloneSchema = wopts.Schema
-		}
-	}
-	return run.New(opts), closeAll
-}
-
-// afterRunHooks are the hooks every run ends with: a clone of the Engine DB
-// when Cloning is on.
-func (a *app) afterRunHooks(cfg *config.Config, db *engine.DB, shared *run.SharedWarehouse) []run.Hook {
-	if !cfg.Cloning.Effective() {
-		return nil
-	}
-	opts, err := clone.FromConfig(cfg, warehouseOptions(cfg))
-	if err != nil {
-		a.logger().Error("cloning is on but cannot run; runs will not be cloned", "error", err)
-		return nil
-	}
-	opts.Logger = a.logger()
-	hook := clone.Hook(db, shared, opts)
-	return []run.Hook{{Name: "clone", Run: func(ctx context.Context, _ run.Ended) error { return hook(ctx) }}}
+	return s, s.p.Supervisor(), func() { s.p.Close() }, nil
 }
 
 // outcomeDocument is the JSON form of a run's outcome: etl-craft/run/1, or

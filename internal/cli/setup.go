@@ -10,6 +10,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/migrate"
+	"github.com/etl-craft/etl-craft/internal/project"
 )
 
 func (a *app) setupCommand() *cobra.Command {
@@ -29,11 +30,7 @@ func (a *app) setupCommand() *cobra.Command {
 				return err
 			}
 			if printGrants {
-				if cfg.Engine.Kind == config.EngineSQLite {
-					a.printf("%s", engine.SQLiteFileAdvice(cfg.Engine.SQLitePath))
-				} else {
-					a.printf("%s", engine.Grants(cfg.Engine.Schema))
-				}
+				a.printf("%s", engine.AccessAdvice(project.EngineOptions(cfg)))
 				return nil
 			}
 			ctx, err := a.acting(cmd.Context())
@@ -52,7 +49,7 @@ func (a *app) setupCommand() *cobra.Command {
 func (a *app) setup(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 	dir, _ := cfg.MigrationsDir("")
 	report := doctor.Run(ctx, doctor.Options{
-		Config: cfg, Setup: true, MigrationsDir: dir, Engine: engineOptions(cfg), Warehouse: warehouseOptions(cfg),
+		Config: cfg, Setup: true, MigrationsDir: dir, Engine: project.EngineOptions(cfg), Warehouse: project.WarehouseOptions(cfg),
 	})
 	a.printReport(report)
 	if report.Failed() {
@@ -60,11 +57,12 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command, cfg *config.Config)
 		a.status = exit.Failure
 		return nil
 	}
-	db, err := a.openEngine(ctx, cfg)
+	p, err := project.Open(ctx, cfg, a.projectOptions(project.WithoutWarehouse())...)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer p.Close()
+	db := p.DB
 	defer a.record(ctx, db, cmd, "", "")
 	res, err := (&migrate.Runner{DB: db, ProjectDir: dir}).Setup(ctx)
 	if res.Created {

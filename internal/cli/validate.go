@@ -4,17 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/etl-craft/etl-craft/internal/handler"
-	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
-	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
-
-// handlers are the task handlers of this build, by HANDLER value: run
-// performs attempts with them and validate checks parameters with them.
-func handlers() handler.Registry {
-	return handler.Registry{pipeline.HandlerSQL: sqltask.New()}
-}
 
 func (a *app) validateCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -29,13 +20,13 @@ func (a *app) validateCommand() *cobra.Command {
 	pipe := addPipelineFlag(cmd, false, "check only this pipeline")
 	format := addFormatFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg, db, err := a.openForReading(cmd.Context())
+		p, err := a.openReading(cmd.Context())
 		if err != nil {
 			return err
 		}
-		defer db.Close()
-		v, err := inspect.Validate(cmd.Context(), db, inspect.ValidateRequest{
-			PipelineCode: pipe.code, Handlers: handlers(), ProjectDir: cfg.ProjectDir})
+		defer p.Close()
+		v, err := inspect.Validate(cmd.Context(), p.DB, inspect.ValidateRequest{
+			PipelineCode: pipe.code, Handlers: p.Handlers, ProjectDir: p.Config.ProjectDir})
 		if err != nil {
 			return err
 		}

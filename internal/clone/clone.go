@@ -95,7 +95,7 @@ func (t Table) Line() string {
 // Source gives a clone its warehouse: an open connection and the function
 // that gives it back. For a single-writer warehouse (a DuckDB file) the
 // connection must be opened only while the Engine DB's warehouse lock is
-// held, as run.SharedWarehouse does.
+// held, as pool.Pool does.
 type Source interface {
 	Acquire(ctx context.Context) (warehouse.Warehouse, func(), error)
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool/pooltest"
 )
 
 // mirrorSchema is the warehouse profile schema the tests clone into.
@@ -34,7 +36,7 @@ type target struct {
 	kind warehouse.Kind
 	opts warehouse.Options
 	url  string // a PostgreSQL warehouse's URL, with its password
-	src  *run.SharedWarehouse
+	src  *pool.Pool
 }
 
 // newTarget creates the warehouse; db holds its writer lock.
@@ -47,7 +49,7 @@ func newTarget(t testing.TB, db *engine.DB, kind warehouse.Kind) *target {
 		tg.url = enginetest.NewPGDatabase(t)
 		tg.opts = pgOptions(t, tg.url)
 	}
-	tg.src = run.NewSharedWarehouse(db, tg.opts)
+	tg.src = pool.New(db, tg.opts)
 	t.Cleanup(func() { tg.src.Close() })
 	tg.exec(t, "CREATE SCHEMA "+mirrorSchema)
 	return tg
@@ -88,23 +90,7 @@ func eachTarget(t *testing.T, body func(t *testing.T, db *engine.DB, tg *target)
 // with runs fn in a warehouse transaction and commits it.
 func (tg *target) with(t testing.TB, fn func(w warehouse.Warehouse, tx warehouse.Tx) error) {
 	t.Helper()
-	ctx := context.Background()
-	w, release, err := tg.src.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	tx, err := w.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if err := fn(w, tx); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	pooltest.With(t, tg.src, fn)
 }
 
 func (tg *target) exec(t testing.TB, stmts ...string) {
@@ -464,7 +450,7 @@ func TestTwoClonesRunOneAfterTheOther(t *testing.T) {
 				return err
 			}
 			defer other.Close()
-			src := run.NewSharedWarehouse(other, tg.opts)
+			src := pool.New(other, tg.opts)
 			defer src.Close()
 			ready.Done()
 			ready.Wait()

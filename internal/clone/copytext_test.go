@@ -14,8 +14,8 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
-	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
 )
 
 // The tests in this file clone a PostgreSQL Engine DB into a PostgreSQL
@@ -275,7 +275,7 @@ func killedChild(t *testing.T, dsn, warehouseURL string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	src := run.NewSharedWarehouse(db, pgOptions(t, warehouseURL))
+	src := pool.New(db, pgOptions(t, warehouseURL))
 	defer src.Close()
 	_, err = Run(ctx, db, src, Options{Scope: "aud", Schema: mirrorSchema})
 	t.Fatalf("the clone was not killed: %v", err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/etl-craft/etl-craft/internal/authmode"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
@@ -31,12 +32,12 @@ func Problem(cfg *config.Config, wopts *warehouse.Options) error {
 		return err
 	}
 	e, w := cfg.Engine, cfg.Warehouse
-	if e.Kind == config.EnginePostgres && w.Dialect == config.DialectPostgres &&
+	if authmode.Of(e.Kind).PostgresServer && authmode.Of(w.Dialect).PostgresServer &&
 		strings.EqualFold(e.Host, w.Host) && e.Port == w.Port && e.Database == w.Database &&
 		strings.EqualFold(e.Schema, w.Schema) {
 		return ownSchemaError(w.Schema, w.Database, "")
 	}
-	if e.Kind == config.EngineSQLite && w.Dialect == config.DialectDuckDB && sameFile(e.SQLitePath, w.DuckDBPath) {
+	if sameFile(e.SQLitePath, w.DuckDBPath) { // only a SQLite Engine DB and a DuckDB warehouse have files
 		return exit.Errorf(exit.Configuration,
 			"the DuckDB warehouse %s is the Engine DB's SQLite file: cloning would write into the tables it copies; name another file in the Warehouse profile's jdbc_url",
 			w.DuckDBPath)

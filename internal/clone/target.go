@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/etl-craft/etl-craft/internal/authmode"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
@@ -47,7 +48,7 @@ func CheckTarget(ctx context.Context, db *engine.DB, kind warehouse.Kind, w ware
 // DB's own database: a PostgreSQL warehouse of an Engine DB on a PostgreSQL
 // server. Only then does RefuseEngineSchema ask the servers.
 func MayBeEngineDB(db *engine.DB, kind warehouse.Kind) bool {
-	return db.Capabilities().Server && kind == warehouse.Postgres
+	return db.Capabilities().Server && authmode.Of(string(kind)).PostgresServer
 }
 
 // RefuseEngineSchema returns a configuration error (exit 3) when schema, in

@@ -2,26 +2,16 @@ package config
 
 import (
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/authmode"
 )
 
 // connectionKeys are the fields of an Engine or Warehouse profile.
 var connectionKeys = []string{
 	"jdbc_url", "schema", "auth_mode", "user", "secret",
 	"key_file", "cert_file", "client_id", "token_url", "scope", "issuer", "region", "role_arn",
-}
-
-// postgresAuth maps each PostgreSQL auth mode to the fields it needs; the
-// Engine DB and a Postgres warehouse share it.
-var postgresAuth = map[string][]string{
-	"password": {"user", "secret"},
-	"token":    {"user", "secret"},
-	"key_file": {"user", "key_file", "secret"},
-	"oauth":    {"user", "client_id", "secret", "token_url"},
-	"sso":      {"user", "issuer", "client_id"},
-	"sts":      {"user", "region"},
 }
 
 // engineNames maps each Engine.Name spelling, lower case, to its kind.
@@ -116,27 +106,19 @@ func (l *loader) postgresEngine(f *fields, raw value, e *Engine) error {
 	}
 	e.Host, e.Port, e.Database, e.Params = u.host, u.port, u.path, paramMap(u.query)
 	var err error
-	e.Auth, err = postgresAuthOf(f)
+	e.Auth, err = f.authOf(authmode.Of(EnginePostgres), "")
 	return err
 }
 
-// postgresAuthOf reads a PostgreSQL profile's auth_mode and its fields.
-func postgresAuthOf(f *fields) (Auth, error) {
-	mode, err := f.choice("auth_mode", "", sortedKeys(postgresAuth)...)
+// authOf reads a profile's auth_mode, one of the modes a profile of the
+// kind may name (def when absent; "" makes it required), and the fields
+// that mode needs.
+func (f *fields) authOf(kind authmode.Kind, def string) (Auth, error) {
+	mode, err := f.choice("auth_mode", def, kind.Profile()...)
 	if err != nil {
 		return Auth{}, err
 	}
-	return f.auth(mode, postgresAuth[mode], "secret")
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return f.auth(mode, kind.Needs(mode), "secret")
 }
 
 // schema reads a profile's required schema: a plain identifier.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/authmode"
 )
 
 // warehouseDisplay maps each dialect to its Warehouse.Name spelling.
@@ -19,26 +21,6 @@ var warehouseDisplay = map[string]string{
 var urlDialects = map[string]string{
 	"postgresql": DialectPostgres, "duckdb": DialectDuckDB, "trino": DialectTrino,
 	"databricks": DialectDatabricks, "snowflake": DialectSnowflake,
-}
-
-// duckdbIceberg is the auth table key of DuckDB over Iceberg.
-const duckdbIceberg = "duckdb_iceberg"
-
-// warehouseAuth maps each dialect to its auth modes and the fields each
-// needs.
-var warehouseAuth = map[string]map[string][]string{
-	DialectPostgres: postgresAuth,
-	DialectDuckDB:   {"none": nil},
-	duckdbIceberg:   {"none": nil, "token": {"secret"}, "oauth": {"client_id", "secret", "token_url"}},
-	DialectTrino: {
-		"none": nil, "password": {"user", "secret"}, "token": {"secret"},
-		"oauth": {"client_id", "secret", "token_url"}, "sso": nil, "key_file": {"key_file", "cert_file"},
-	},
-	DialectDatabricks: {"token": {"secret"}, "oauth": {"client_id", "secret"}, "sso": nil},
-	DialectSnowflake: {
-		"password": {"user", "secret"}, "token": {"user", "secret"}, "key_file": {"user", "key_file", "secret"},
-		"oauth": {"client_id", "secret", "token_url"}, "sso": {"user"}, "sts": nil,
-	},
 }
 
 // icebergKeys are DuckDB over Iceberg's own profile fields.
@@ -137,7 +119,7 @@ func (l *loader) urlWarehouse(f *fields, name value, declared string, w *Warehou
 	case w.Dialect == DialectTrino:
 		w.TableFormat = FormatIceberg
 	case w.Dialect == DialectDuckDB && w.TableFormat == FormatIceberg:
-		authKey = duckdbIceberg
+		authKey = authmode.DuckDBIceberg
 		allowed = append(allowed, icebergKeys...)
 	}
 	if err := f.unknown(allowed); err != nil {
@@ -150,15 +132,10 @@ func (l *loader) urlWarehouse(f *fields, name value, declared string, w *Warehou
 	if w.Dialect == DialectDuckDB {
 		defaultMode = "none"
 	}
-	table := warehouseAuth[authKey]
-	mode, err := f.choice("auth_mode", defaultMode, sortedKeys(table)...)
-	if err != nil {
+	if w.Auth, err = f.authOf(authmode.Of(authKey), defaultMode); err != nil {
 		return err
 	}
-	if w.Auth, err = f.auth(mode, table[mode], "secret"); err != nil {
-		return err
-	}
-	if authKey == duckdbIceberg {
+	if authKey == authmode.DuckDBIceberg {
 		if err := l.icebergFields(f, w); err != nil {
 			return err
 		}
@@ -365,12 +342,12 @@ func (l *loader) separateFields(f *fields, w *Warehouse) error {
 	if err := f.unknown(append(allowed, authExtras...)); err != nil {
 		return err
 	}
-	table := warehouseAuth[w.Dialect]
+	modes := authmode.Of(w.Dialect)
 	def := ""
 	if f.has("token") {
 		def = "token"
 	}
-	mode, err := f.choice("auth_mode", def, sortedKeys(table)...)
+	mode, err := f.choice("auth_mode", def, modes.Profile()...)
 	if err != nil {
 		return err
 	}
@@ -402,7 +379,7 @@ func (l *loader) separateFields(f *fields, w *Warehouse) error {
 	if err != nil {
 		return err
 	}
-	if w.Auth, err = f.auth(mode, table[mode], secretKey); err != nil {
+	if w.Auth, err = f.auth(mode, modes.Needs(mode), secretKey); err != nil {
 		return err
 	}
 	if w.Dialect == DialectDatabricks && mode == "oauth" {

@@ -145,9 +145,6 @@ func (d *doctor) secretCheck(name, variable string) bool {
 	return true
 }
 
-// verifiedModes are the auth modes checked against a live service.
-var verifiedModes = map[string]bool{"": true, "none": true, "password": true, "key_file": true}
-
 func (d *doctor) projectFolders() {
 	var found []string
 	for _, f := range []string{"sql_files", "ingestion_scripts", "migrations"} {

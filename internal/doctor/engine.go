@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/etl-craft/etl-craft/internal/authmode"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/migrate"
@@ -22,7 +23,7 @@ func (d *doctor) engineDB(ctx context.Context) {
 	if !d.secretCheck("Engine DB secret", e.SecretVar) {
 		return
 	}
-	if !verifiedModes[e.AuthMode] {
+	if !authmode.Of(e.Kind).Verified(e.AuthMode) {
 		d.add(Warn, "Engine DB auth", "auth_mode %s has not been verified against a live service", e.AuthMode)
 	}
 	if !d.connect(ctx) {

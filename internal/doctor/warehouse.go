@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/authmode"
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -15,16 +16,6 @@ import (
 	"github.com/etl-craft/etl-craft/internal/mail"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
-
-// warehouseVerified are the warehouse auth modes checked against a live
-// service.
-var warehouseVerified = map[warehouse.Kind][]string{
-	warehouse.Postgres:   {"password", "key_file"},
-	warehouse.DuckDB:     {"none", ""},
-	warehouse.Trino:      {"none", ""},
-	warehouse.Databricks: {"token"},
-	warehouse.Snowflake:  {"password", "token"},
-}
 
 // singleWriterWait bounds how long the probe of a single-writer warehouse
 // waits for the writer running now.
@@ -40,18 +31,15 @@ func (d *doctor) warehouse(ctx context.Context) {
 	if !d.secretCheck("Warehouse secret", w.SecretVar) {
 		return
 	}
-	if _, err := warehouse.NewDialect(o.Kind, o.TableFormat, warehouse.Storage{}); err != nil {
+	dialect, err := warehouse.NewDialect(o.Kind, o.TableFormat, warehouse.Storage{})
+	if err != nil {
 		d.add(Fail, "Warehouse", "%v", err)
 		return
 	}
-	verified := false
-	for _, m := range warehouseVerified[o.Kind] {
-		verified = verified || m == w.AuthMode
-	}
-	if !verified {
+	if !authmode.Of(string(o.Kind)).Verified(w.AuthMode) {
 		d.add(Warn, "Warehouse auth", "auth_mode %s has not been verified against a live %s", w.AuthMode, w.Name)
 	}
-	if o.Kind == warehouse.DuckDB {
+	if dialect.Capabilities().SingleWriter {
 		if o.Path == "" {
 			d.add(Fail, "Warehouse", "an in-memory DuckDB warehouse (jdbc:duckdb: without a file) keeps nothing between runs: name a file, such as jdbc:duckdb:warehouse.duckdb")
 			return
@@ -99,7 +87,7 @@ func (d *doctor) probeWarehouse(ctx context.Context, o warehouse.Options, w *con
 	default:
 		d.add(OK, "Warehouse connection", "%s, schema %s exists", w.Name, w.Schema)
 	}
-	if o.Kind == warehouse.Trino {
+	if wh.Capabilities().CatalogCheck {
 		if err := warehouse.CheckTrinoCatalog(ctx, wh); err != nil {
 			d.add(Fail, "Warehouse catalog", "%v", err)
 		} else {

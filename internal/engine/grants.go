@@ -192,3 +192,13 @@ etl-craft doctor warns when the file is writable by group or others.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// AccessAdvice is the access advice for the Engine DB the options open:
+// the suggested PostgreSQL roles and grants (Grants), or the SQLite file's
+// permission advice (SQLiteFileAdvice).
+func AccessAdvice(o Options) string {
+	if o.Kind == SQLite {
+		return SQLiteFileAdvice(o.Path)
+	}
+	return Grants(o.Schema)
+}

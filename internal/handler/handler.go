@@ -40,27 +40,6 @@ type Task struct {
 	// called when the attempt no longer writes: on a single-writer warehouse
 	// (a DuckDB file) the warehouse is held by one writer at a time.
 	Warehouse func(ctx context.Context) (w warehouse.Warehouse, release func(), err error)
-	// Engine is the Engine DB state the handler may read and write besides
-	// the attempt itself.
-	Engine EngineState
-}
-
-// EngineState is the Engine DB state a handler may read and write besides
-// the attempt itself: the change-hash version of merge targets and
-// the created-tables record DROP_TABLE consults.
-type EngineState interface {
-	// HashVersion returns the recorded change-hash version of a target, 0
-	// when none is recorded.
-	HashVersion(ctx context.Context, target string) (int, error)
-	// SetHashVersion records a target's change-hash version; version 0
-	// clears the record (the target was dropped or replaced).
-	SetHashVersion(ctx context.Context, target string, version int) error
-	// CreatedInRun reports whether a SUCCESS CREATE_TABLE task of this
-	// pipeline created the target in this run.
-	CreatedInRun(ctx context.Context, target string) (bool, error)
-	// Writers returns the SQL actions the pipeline's active tasks perform on
-	// the target (SETUP_TABLE adds the audit columns of the real writer).
-	Writers(ctx context.Context, target string) ([]string, error)
 }
 
 // Count is a row count a handler reports; nil fields stay NULL.

@@ -121,9 +121,6 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 	if s.opts.Warehouse != nil {
 		t.Warehouse = s.opts.Warehouse.Acquire
 	}
-	if s.opts.EngineState != nil {
-		t.Engine = s.opts.EngineState(t)
-	}
 	a := &attempt{s: s, slot: sl, task: t, owner: owner, q: q, path: path}
 	return a.run(ctx, rctx)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
 )
 
 // benchTasks is the size of the benchmark pipeline.
@@ -79,7 +80,7 @@ func registerBenchPipeline(b *testing.B, db *engine.DB, schema string) []string 
 // directly runs the benchmark's statements on the warehouse one after the
 // other, each creating its table as a user would by hand, and returns the
 // time it took.
-func directly(b *testing.B, shared *SharedWarehouse, targets []string) time.Duration {
+func directly(b *testing.B, shared *pool.Pool, targets []string) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	w, release, err := shared.Acquire(ctx)
@@ -109,7 +110,7 @@ func directly(b *testing.B, shared *SharedWarehouse, targets []string) time.Dura
 // handlerAlone runs the SQL handler on each task of the benchmark pipeline,
 // one after the other and without the engine, and returns the time it took:
 // the warehouse work of the tasks.
-func handlerAlone(b *testing.B, db *engine.DB, shared *SharedWarehouse) time.Duration {
+func handlerAlone(b *testing.B, db *engine.DB, shared *pool.Pool) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	g, err := pipeline.Load(ctx, db, "BENCH")
@@ -120,13 +121,12 @@ func handlerAlone(b *testing.B, db *engine.DB, shared *SharedWarehouse) time.Dur
 	if err := db.QueryRowContext(ctx, "SELECT max(PIPELINE_RUN_ID) FROM AUD_PIPELINES_RUN_LOG").Scan(&runID); err != nil {
 		b.Fatal(err)
 	}
-	h := sqltask.New()
+	h := sqltask.New(db)
 	start := time.Now()
 	for i, t := range g.Tasks {
 		task := &handler.Task{PipelineID: g.Pipeline.ID, PipelineRunID: runID, TaskRunID: int64(i + 1), AttemptID: int64(i + 1),
 			AttemptNumber: 1, PipelineCode: g.Pipeline.Code, TaskCode: t.Code, RefreshType: g.Pipeline.RefreshType,
-			Params: t.Params, Log: slog.New(slog.DiscardHandler), Warehouse: shared.Acquire,
-			Engine: handler.NewEngineState(db, g.Pipeline.ID, runID)}
+			Params: t.Params, Log: slog.New(slog.DiscardHandler), Warehouse: shared.Acquire}
 		if _, err := h.Run(ctx, task); err != nil {
 			b.Fatal(err)
 		}
@@ -170,17 +170,14 @@ func BenchmarkPipeline500(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			db := pipelinetest.DB(b, c.kind)
 			targets := registerBenchPipeline(b, db, c.schema)
-			shared := NewSharedWarehouse(db, c.wopts(b))
+			shared := pool.New(db, c.wopts(b))
 			defer shared.Close()
 			opts := Options{
 				DB:        db,
-				Handlers:  handler.Registry{pipeline.HandlerSQL: sqltask.New()},
+				Handlers:  handler.Registry{pipeline.HandlerSQL: sqltask.New(db)},
 				Warehouse: shared,
-				EngineState: func(t *handler.Task) handler.EngineState {
-					return handler.NewEngineState(db, t.PipelineID, t.PipelineRunID)
-				},
-				LogDir: b.TempDir(),
-				Logger: slog.New(slog.DiscardHandler),
+				LogDir:    b.TempDir(),
+				Logger:    slog.New(slog.DiscardHandler),
 			}
 			ctx := actor.With(context.Background(), actor.Actor{Name: "bench@host", Kind: actor.Human})
 			run := func(o Options) time.Duration {

@@ -35,9 +35,6 @@ type Options struct {
 	Handlers handler.Registry
 	// Warehouse gives attempts the warehouse; nil when the project has none.
 	Warehouse Warehouses
-	// EngineState gives a handler the Engine DB state it may use besides the
-	// attempt; nil gives none.
-	EngineState func(t *handler.Task) handler.EngineState
 	// MaxParallel bounds the attempts running at once; zero means 8.
 	MaxParallel int
 	// Defaults are Orchestration's time limit and retries.

@@ -11,7 +11,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/gate"
-	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 )
 
@@ -58,7 +58,7 @@ func TestEveryEngineWriterSharesTheSQLiteWriterLock(t *testing.T) {
 		}
 	})
 	wg.Go(func() {
-		state := handler.NewEngineState(f.db, 0, 0)
+		state := sqltask.NewEngineState(f.db, 0, 0)
 		for r := range rounds {
 			errs <- state.SetHashVersion(ctx, fmt.Sprintf("lake.sales.t%d", r), 2)
 		}

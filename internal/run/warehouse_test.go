@@ -12,11 +12,12 @@ import (
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
-	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool/pooltest"
 )
 
 // eachWarehouse runs body on a fresh DuckDB file and a fresh PostgreSQL
@@ -45,42 +46,13 @@ func pgWarehouseOptions(t testing.TB, rawURL string) warehouse.Options {
 }
 
 // sqlFixture is a fixture whose supervisor runs SQL tasks on the warehouse.
-func sqlFixture(t *testing.T, db *engine.DB, opts warehouse.Options) (*fixture, *SharedWarehouse) {
+func sqlFixture(t *testing.T, db *engine.DB, opts warehouse.Options) (*fixture, *pool.Pool) {
 	f := newFixture(t, db)
-	shared := NewSharedWarehouse(db, opts)
+	shared := pool.New(db, opts)
 	t.Cleanup(func() { shared.Close() })
-	f.opts.Handlers[pipeline.HandlerSQL] = sqltask.New()
+	f.opts.Handlers[pipeline.HandlerSQL] = sqltask.New(db)
 	f.opts.Warehouse = shared
-	f.opts.EngineState = func(t *handler.Task) handler.EngineState {
-		return handler.NewEngineState(db, t.PipelineID, t.PipelineRunID)
-	}
 	return f, shared
-}
-
-// warehouseValue reads one value from the warehouse as text.
-func warehouseValue(t *testing.T, shared *SharedWarehouse, query string) string {
-	t.Helper()
-	ctx := context.Background()
-	w, release, err := shared.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	tx, err := w.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	rows, err := tx.Query(ctx, query)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	defer rows.Close()
-	var v string
-	for rows.Next() {
-		rows.Scan(&v)
-	}
-	return v
 }
 
 func TestSQLTasksOnEachWarehouse(t *testing.T) {
@@ -105,7 +77,7 @@ func TestSQLTasksOnEachWarehouse(t *testing.T) {
 				got["totals"] != TaskSuccess || got["broken"] != TaskFailed {
 				t.Fatalf("%q %v\n%s", out.String(), got, f.logs.String())
 			}
-			if n := warehouseValue(t, shared, "SELECT n FROM "+schema+".totals"); n != "2" {
+			if n := pooltest.Value(t, shared, "SELECT n FROM "+schema+".totals"); n != "2" {
 				t.Fatalf("totals %s", n)
 			}
 			var written int
@@ -118,7 +90,7 @@ func TestSQLTasksOnEachWarehouse(t *testing.T) {
 			if out := f.runPipeline(pipe); out.Status != RunSuccess {
 				t.Fatalf("%q", out.String())
 			}
-			if n := warehouseValue(t, shared, "SELECT n FROM "+schema+".totals"); n != "4" {
+			if n := pooltest.Value(t, shared, "SELECT n FROM "+schema+".totals"); n != "4" {
 				t.Fatalf("totals after the second run %s", n)
 			}
 		})
@@ -128,7 +100,7 @@ func TestSQLTasksOnEachWarehouse(t *testing.T) {
 func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		opts := warehouse.Options{Kind: warehouse.DuckDB, Path: filepath.Join(t.TempDir(), "w.duckdb"), Schema: "main"}
-		first, second := NewSharedWarehouse(db, opts), NewSharedWarehouse(db, opts)
+		first, second := pool.New(db, opts), pool.New(db, opts)
 		defer first.Close()
 		defer second.Close()
 		if err := first.Check(context.Background(), ""); err != nil {
@@ -160,7 +132,7 @@ func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
 func TestTheConnectionTestChecksTheCloneSchema(t *testing.T) {
 	db := pipelinetest.DB(t, engine.SQLite)
 	opts := pgWarehouseOptions(t, enginetest.NewPGDatabase(t))
-	shared := NewSharedWarehouse(db, opts)
+	shared := pool.New(db, opts)
 	shared.CheckTarget = func(ctx context.Context, w warehouse.Warehouse, schema string) error {
 		return clone.CheckTarget(ctx, db, opts.Kind, w, schema)
 	}

@@ -130,6 +130,7 @@ type Capabilities struct {
 	TempTables   bool // CREATE TEMPORARY TABLE exists (stages are ordinary tables otherwise)
 	PKEnforced   bool // PRIMARY KEY and UNIQUE constraints are enforced
 	SingleWriter bool // one writing process at a time (the Engine-DB warehouse lock)
+	CatalogCheck bool // the catalog must be checked to hold etl-craft's tables (CheckTrinoCatalog)
 }
 
 // Dialect is the SQL one warehouse speaks. It connects to nothing: the clone

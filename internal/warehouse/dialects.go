@@ -81,7 +81,7 @@ func (trinoDialect) Fold(ident string) string           { return fold(FoldLower,
 func (trinoDialect) TypeName(t Type) string             { return typeName(t, timestampTZ, "VARCHAR") }
 func (d trinoDialect) Placeholder(_ int, t Type) string { return castPlaceholder(d, "?", t) }
 func (trinoDialect) Capabilities() Capabilities {
-	return Capabilities{Replace: CopyAndRestore, RowID: Computed}
+	return Capabilities{Replace: CopyAndRestore, RowID: Computed, CatalogCheck: true}
 }
 func (d trinoDialect) CreateTable(t Table, cols []Column) string {
 	return createTable(d, "TABLE", t, cols)

@@ -26,14 +26,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/authmode"
 	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
 // AuthMode is how etl-craft logs in to a warehouse (the profile's auth_mode).
 type AuthMode string
 
-// The auth modes this package implements. Each warehouse accepts a subset:
-// see authModes.
+// The auth modes this package implements. Each warehouse accepts the Login
+// modes of its kind in the authmode table.
 const (
 	AuthNone     AuthMode = "none"     // no credentials (DuckDB, an open Trino)
 	AuthPassword AuthMode = "password" // user and password
@@ -43,17 +44,7 @@ const (
 	AuthKeyFile  AuthMode = "key_file" // a private key: Snowflake's key pair (KeyFile), PostgreSQL's and Trino's TLS client certificate (ClientCert)
 )
 
-// authModes lists each warehouse's accepted modes; the first is the default
-// when Options.AuthMode is empty.
-var authModes = map[Kind][]AuthMode{
-	DuckDB:     {AuthNone},
-	Postgres:   {AuthPassword, AuthToken, AuthOAuth, AuthSTS, AuthKeyFile, AuthNone},
-	Trino:      {AuthNone, AuthPassword, AuthToken, AuthOAuth, AuthKeyFile},
-	Databricks: {AuthToken, AuthOAuth},
-	Snowflake:  {AuthPassword, AuthToken, AuthOAuth, AuthKeyFile, AuthSTS},
-}
-
-// Options says which warehouse to open and how. The cli package fills it
+// Options says which warehouse to open and how. The project package fills it
 // from the configuration's Warehouse and Cloning sections.
 type Options struct {
 	Kind        Kind
@@ -157,24 +148,21 @@ func Open(ctx context.Context, opts Options) (Warehouse, error) {
 	if err != nil {
 		return nil, err
 	}
-	modes := authModes[opts.Kind]
+	logins := authmode.Of(string(opts.Kind))
+	modes := logins.Logins()
 	if opts.AuthMode == "" {
-		opts.AuthMode = modes[0]
+		opts.AuthMode = AuthMode(modes[0])
 	}
-	if !slices.Contains(modes, opts.AuthMode) {
-		names := make([]string, len(modes))
-		for i, m := range modes {
-			names[i] = string(m)
-		}
+	if !slices.Contains(modes, string(opts.AuthMode)) {
 		return nil, exit.Errorf(exit.Configuration,
 			"auth_mode %q is not available for the %s warehouse: use %s",
-			string(opts.AuthMode), opts.Kind, strings.Join(names, ", "))
+			string(opts.AuthMode), opts.Kind, strings.Join(modes, ", "))
 	}
 	if opts.AuthMode != AuthNone && opts.AuthMode != AuthKeyFile && opts.AuthMode != AuthSTS && opts.Password == nil {
 		return nil, exit.Errorf(exit.Configuration,
 			"the %s warehouse's auth_mode %s needs a secret: set the profile's secret (or token)", opts.Kind, opts.AuthMode)
 	}
-	if opts.AuthMode == AuthKeyFile && opts.Kind != Snowflake && opts.ClientCert == nil {
+	if opts.AuthMode == AuthKeyFile && !logins.KeyPair && opts.ClientCert == nil {
 		return nil, exit.Errorf(exit.Configuration, "the %s warehouse's auth_mode key_file needs key_file and cert_file", opts.Kind)
 	}
 	if opts.ConnectTimeout == 0 {

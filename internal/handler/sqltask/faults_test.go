@@ -70,9 +70,8 @@ func runChild(text string) int {
 			}
 			return w, func() { w.Close() }, nil
 		},
-		Engine: handler.NewEngineState(db, spec.PipelineID, spec.RunID),
 	}
-	if _, err := sqltask.New().Run(ctx, task); err != nil {
+	if _, err := sqltask.New(db).Run(ctx, task); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -218,7 +217,7 @@ func TestCancelledAttemptStops(t *testing.T) {
 		defer cancel()
 		task := e.task(params("SQL_ACTION", "APPEND_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc))
 		task.Log = slog.New(cancelAt{step: "append the SELECT's rows", cancel: cancel})
-		_, err := sqltask.New().Run(ctx, task)
+		_, err := sqltask.New(e.db).Run(ctx, task)
 		if !errors.Is(err, context.Canceled) || handler.Retryable(err) {
 			t.Fatalf("got %v", err)
 		}
@@ -233,7 +232,7 @@ func TestCancelStopsARunningStatement(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := sqltask.New().Run(ctx, e.task(params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.slow",
+		_, err := sqltask.New(e.db).Run(ctx, e.task(params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.slow",
 			"SOURCE_SQL", "SELECT id FROM staging.src, pg_sleep(300)")))
 		done <- err
 	}()

@@ -23,7 +23,7 @@ import (
 
 // The tests run the handler as the run engine does, against a real DuckDB
 // file and a real PostgreSQL database, with a SQLite Engine DB behind
-// Task.Engine. Every warehouse has the schema staging.
+// the handler. Every warehouse has the schema staging.
 
 // env is one test's project: a warehouse, an Engine DB with pipeline P and
 // a run of it, and a project folder for sql_files/.
@@ -120,13 +120,12 @@ func (e *env) attempt(taskRun int64, params map[string]string) *handler.Task {
 			}
 			return w, func() { w.Close() }, nil
 		},
-		Engine: handler.NewEngineState(e.db, e.pipelineID, e.runID),
 	}
 }
 
 // run runs one attempt of a task in a task run of its own.
 func (e *env) run(params map[string]string) (handler.Result, error) {
-	return sqltask.New().Run(context.Background(), e.task(params))
+	return sqltask.New(e.db).Run(context.Background(), e.task(params))
 }
 
 // must runs a task that must succeed.

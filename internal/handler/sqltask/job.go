@@ -20,6 +20,7 @@ import (
 type job struct {
 	t       *handler.Task
 	s       *spec
+	state   EngineState
 	log     *slog.Logger
 	w       warehouse.Warehouse
 	a       warehouse.Actions
@@ -415,9 +416,9 @@ func (j *job) dropTarget(ctx context.Context, step string) error {
 // clearHashVersion forgets the target's change-hash version after it was
 // dropped or replaced.
 func (j *job) clearHashVersion(ctx context.Context) error {
-	v, err := j.t.Engine.HashVersion(ctx, j.tgt.key)
+	v, err := j.state.HashVersion(ctx, j.tgt.key)
 	if err != nil || v == 0 {
 		return err
 	}
-	return j.t.Engine.SetHashVersion(ctx, j.tgt.key, 0)
+	return j.state.SetHashVersion(ctx, j.tgt.key, 0)
 }

@@ -68,7 +68,7 @@ func (j *job) stageKeyed(ctx context.Context, need []string) (keyedRun, handler.
 
 // merge performs SCD1_MERGE or SCD2_MERGE.
 func (j *job) merge(ctx context.Context) (handler.Result, error) {
-	if v, err := j.t.Engine.HashVersion(ctx, j.tgt.key); err != nil {
+	if v, err := j.state.HashVersion(ctx, j.tgt.key); err != nil {
 		return handler.Result{}, err
 	} else if v != 2 {
 		return handler.Result{}, j.guard("its change hash is %s, and merging needs version 2: run etl-craft rehash --target %s first",

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -151,7 +151,7 @@ func TestW16EngineColumns(t *testing.T) {
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		e.exec("CREATE TABLE staging.plain (id INTEGER, name VARCHAR, amount DECIMAL(10, 2), pipeline_id BIGINT, pipeline_run_id BIGINT, task_run_id BIGINT)")
-		handler.NewEngineState(e.db, 0, 0).SetHashVersion(context.Background(), e.key("plain"), 2)
+		sqltask.NewEngineState(e.db, 0, 0).SetHashVersion(context.Background(), e.key("plain"), 2)
 		_, err := e.run(params("SQL_ACTION", "SCD1_MERGE", "TARGET_OBJECT", "staging.plain", "MERGE_KEY", "id", "SOURCE_SQL", selectSrc))
 		wantGuard(t, err, "the target lacks HASH_KEY, CREATE_DATE, CREATED_BY, UPDATE_DATE, UPDATED_BY, DELETE_FLAG, which SCD1_MERGE writes")
 		e.exec("CREATE TABLE staging.legacy (id INTEGER, name VARCHAR, amount DECIMAL(10, 2), pipeline_run_id BIGINT, create_date TIMESTAMP)")
@@ -225,7 +225,7 @@ func TestMergeNeedsHashVersion2(t *testing.T) {
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		e.mergeTarget("SCD1_MERGE")
-		state := handler.NewEngineState(e.db, 0, 0)
+		state := sqltask.NewEngineState(e.db, 0, 0)
 		state.SetHashVersion(context.Background(), e.key("customers"), 0)
 		_, err := e.run(mergeTask("SCD1_MERGE"))
 		wantGuard(t, err, "its change hash is not recorded, and merging needs version 2: run etl-craft rehash --target staging.customers first")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
@@ -83,7 +82,7 @@ func Rehash(ctx context.Context, db *engine.DB, w warehouse.Warehouse, target st
 	if err := tx.Commit(); err != nil {
 		return r, exit.Wrap(exit.Handler, err, "rehashing %s failed", target)
 	}
-	return r, handler.NewEngineState(db, 0, 0).SetHashVersion(ctx, key, 2)
+	return r, NewEngineState(db, 0, 0).SetHashVersion(ctx, key, 2)
 }
 
 // mergeContract returns the MERGE_KEY and MERGE_COMPARE_COLUMNS (nil: the
@@ -92,7 +91,7 @@ func mergeContract(tasks []configuredTask, target, key string) (keys, compare []
 	var first *configuredTask
 	for i, c := range tasks {
 		act := strings.TrimSpace(c.params[pAction])
-		if c.handler != pipeline.HandlerSQL || !slices.Contains(merges, act) || !handler.NamesTarget(c.params[pTarget], key) {
+		if c.handler != pipeline.HandlerSQL || !slices.Contains(merges, act) || !NamesTarget(c.params[pTarget], key) {
 			continue
 		}
 		k, kerr := columnList(pMergeKey, c.params[pMergeKey])

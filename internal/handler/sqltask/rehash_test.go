@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 )
 
@@ -31,7 +30,7 @@ func TestW08Rehash(t *testing.T) {
 		e.source("(1, 'a', 1)", "(2, 'B', 2)")
 		e.must(merge) // SCD2 history: three rows
 
-		state := handler.NewEngineState(e.db, 0, 0)
+		state := sqltask.NewEngineState(e.db, 0, 0)
 		state.SetHashVersion(ctx, e.key("customers"), 0)
 		e.exec("UPDATE staging.customers SET hash_key = 'version 1'")
 		_, err := e.run(merge)

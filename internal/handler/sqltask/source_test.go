@@ -13,7 +13,7 @@ import (
 
 // check runs the handler's Check on a task with the parameters.
 func check(dir string, p map[string]string) (failures, warnings []string) {
-	return sqltask.New().Check(&handler.Task{Params: p, ProjectDir: dir, PipelineID: 4, PipelineRunID: 7, TaskRunID: 9})
+	return sqltask.New(nil).Check(&handler.Task{Params: p, ProjectDir: dir, PipelineID: 4, PipelineRunID: 7, TaskRunID: 9})
 }
 
 // wantProblem fails unless one of the problems holds text.
@@ -185,7 +185,7 @@ func TestRunRefusesWhatCheckFails(t *testing.T) {
 	e := &env{t: t, dir: t.TempDir()}
 	task := e.attempt(1, params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "orders", "SOURCE_SQL", "DELETE FROM x"))
 	task.Warehouse = nil
-	_, err := sqltask.New().Run(t.Context(), task)
+	_, err := sqltask.New(e.db).Run(t.Context(), task)
 	wantGuard(t, err, "TARGET_OBJECT orders is a bare table name")
 	wantGuard(t, err, "SOURCE_SQL starts with DELETE")
 }

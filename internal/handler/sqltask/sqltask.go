@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
@@ -42,10 +43,14 @@ const (
 	FaultAfterPublish  = "sql.replace.after_publish"
 )
 
-// New returns the handler of SQL tasks.
-func New() handler.Handler { return sqlHandler{} }
+// New returns the handler of SQL tasks, keeping its own state of each run
+// (EngineState) in the Engine DB db. Check needs no Engine DB: validate
+// passes nil.
+func New(db *engine.DB) handler.Handler { return sqlHandler{db: db} }
 
-type sqlHandler struct{}
+type sqlHandler struct {
+	db *engine.DB
+}
 
 // Check reviews a task's parameters and its SELECT for validate.
 func (sqlHandler) Check(t *handler.Task) (failures, warnings []string) {
@@ -54,7 +59,7 @@ func (sqlHandler) Check(t *handler.Task) (failures, warnings []string) {
 }
 
 // Run performs one attempt of a SQL task.
-func (sqlHandler) Run(ctx context.Context, t *handler.Task) (handler.Result, error) {
+func (h sqlHandler) Run(ctx context.Context, t *handler.Task) (handler.Result, error) {
 	log := t.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -66,7 +71,7 @@ func (sqlHandler) Run(ctx context.Context, t *handler.Task) (handler.Result, err
 	if len(failures) > 0 {
 		return handler.Result{}, exit.Errorf(exit.SQLGuard, "%s", strings.Join(failures, "; "))
 	}
-	if t.Warehouse == nil || t.Engine == nil {
+	if t.Warehouse == nil || h.db == nil {
 		return handler.Result{}, exit.Errorf(exit.Handler, "the SQL task %s has no warehouse or Engine DB to work with", t.TaskCode)
 	}
 	w, release, err := t.Warehouse(ctx)
@@ -82,7 +87,7 @@ func (sqlHandler) Run(ctx context.Context, t *handler.Task) (handler.Result, err
 	if err != nil {
 		return handler.Result{}, err
 	}
-	j := &job{t: t, s: s, log: log.With("target", tgt.key, "action", s.action), w: w, a: a, tgt: tgt, token: newToken()}
+	j := &job{t: t, s: s, state: NewEngineState(h.db, t.PipelineID, t.PipelineRunID), log: log.With("target", tgt.key, "action", s.action), w: w, a: a, tgt: tgt, token: newToken()}
 	if err := j.storageRefusal(); err != nil {
 		return handler.Result{}, err
 	}

@@ -224,7 +224,7 @@ func (j *job) appendTable(ctx context.Context) (handler.Result, error) {
 // SETUP_FOR. Conflicting writers are refused.
 func (j *job) setupWriter(ctx context.Context) (string, error) {
 	var found []string
-	all, err := j.t.Engine.Writers(ctx, j.tgt.key)
+	all, err := j.state.Writers(ctx, j.tgt.key)
 	if err != nil {
 		return "", err
 	}
@@ -282,7 +282,7 @@ func (j *job) setupTable(ctx context.Context) (handler.Result, error) {
 		return r, err
 	}
 	if slices.Contains(merges, writer) {
-		return r, j.t.Engine.SetHashVersion(ctx, j.tgt.key, 2)
+		return r, j.state.SetHashVersion(ctx, j.tgt.key, 2)
 	}
 	return r, j.clearHashVersion(ctx)
 }
@@ -290,7 +290,7 @@ func (j *job) setupTable(ctx context.Context) (handler.Result, error) {
 // dropTable drops the target, but only one that a successful CREATE_TABLE
 // task of this pipeline created in this run; dropping again is fine.
 func (j *job) dropTable(ctx context.Context) (handler.Result, error) {
-	created, err := j.t.Engine.CreatedInRun(ctx, j.tgt.key)
+	created, err := j.state.CreatedInRun(ctx, j.tgt.key)
 	if err != nil {
 		return handler.Result{}, err
 	}

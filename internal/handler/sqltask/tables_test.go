@@ -110,12 +110,12 @@ func TestAppendRetriedInTheSameTaskRun(t *testing.T) {
 		task := params("SQL_ACTION", "APPEND_TABLE", "TARGET_OBJECT", "staging.orders",
 			"SOURCE_SQL", "SELECT id, name, CAST(CASE WHEN id = 2 THEN 'oops' ELSE '1' END AS DECIMAL(10, 2)) AS amount FROM staging.src")
 		const run = 500
-		if _, err := sqltask.New().Run(context.Background(), e.attempt(run, task)); err == nil {
+		if _, err := sqltask.New(e.db).Run(context.Background(), e.attempt(run, task)); err == nil {
 			t.Fatal("the first attempt did not fail")
 		}
 		task["SOURCE_SQL"] = selectSrc
 		for range 2 { // a second attempt, then a third after the second's rows committed
-			r, err := sqltask.New().Run(context.Background(), e.attempt(run, task))
+			r, err := sqltask.New(e.db).Run(context.Background(), e.attempt(run, task))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ func TestW18SetupTable(t *testing.T) {
 		if got := e.columns("staging", "customers"); got != "ID,NAME,AMOUNT,PIPELINE_ID,PIPELINE_RUN_ID,TASK_RUN_ID,HASH_KEY,CREATE_DATE,CREATED_BY,UPDATE_DATE,UPDATED_BY,DELETE_FLAG,ACTIVE_FLAG,ROW_ID" {
 			t.Fatalf("columns %s", got)
 		}
-		if v, _ := handler.NewEngineState(e.db, 0, 0).HashVersion(context.Background(), e.key("customers")); v != 2 {
+		if v, _ := sqltask.NewEngineState(e.db, 0, 0).HashVersion(context.Background(), e.key("customers")); v != 2 {
 			t.Fatalf("hash version %d after SETUP_TABLE of a merge target", v)
 		}
 
@@ -208,7 +208,7 @@ func TestW22ConcurrentAppendsKeepRowIDsUnique(t *testing.T) {
 		for _, task := range tasks {
 			go func() {
 				<-start
-				_, err := sqltask.New().Run(context.Background(), task)
+				_, err := sqltask.New(e.db).Run(context.Background(), task)
 				errs <- err
 			}()
 		}
@@ -252,7 +252,7 @@ func (e *env) statements(p map[string]string) (steps string, scratch bool) {
 	l := &statementLog{}
 	task := e.task(p)
 	task.Log = slog.New(l)
-	if _, err := sqltask.New().Run(context.Background(), task); err != nil {
+	if _, err := sqltask.New(e.db).Run(context.Background(), task); err != nil {
 		e.t.Fatalf("%s: %v", p["SQL_ACTION"], err)
 	}
 	return strings.Join(l.steps, "|"), slices.ContainsFunc(l.statements, func(s string) bool { return strings.Contains(s, "etl_stage") })
@@ -316,7 +316,7 @@ func TestSelectReadsItsTarget(t *testing.T) {
 		grow := params("SQL_ACTION", "APPEND_TABLE", "TARGET_OBJECT", "staging.appended",
 			"SOURCE_SQL", "SELECT id + 10 AS id, name, amount FROM staging.appended WHERE id < 10")
 		for range 2 { // the retried attempt reads the target without its own earlier batch
-			r, err := sqltask.New().Run(context.Background(), e.attempt(700, grow))
+			r, err := sqltask.New(e.db).Run(context.Background(), e.attempt(700, grow))
 			if err != nil {
 				t.Fatal(err)
 			}

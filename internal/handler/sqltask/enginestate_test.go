@@ -1,4 +1,4 @@
-package handler_test
+package sqltask_test
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
-	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 )
 
 func TestHashVersionRecord(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
-		s := handler.NewEngineState(db, 0, 0)
+		s := sqltask.NewEngineState(db, 0, 0)
 		const target = "warehouse.staging.customers"
 		check := func(want int) {
 			t.Helper()
@@ -59,7 +59,7 @@ func TestCreatedInRunAndWriters(t *testing.T) {
 		b.Exec("INSERT INTO AUD_TASK_RUN_LOG (TASK_ID, PIPELINE_RUN_ID, STATUS) VALUES ($1, $2, 'IN-PROGRESS')", create, run)
 		b.Exec("INSERT INTO AUD_TASK_RUN_LOG (TASK_ID, PIPELINE_RUN_ID, STATUS) VALUES ($1, $2, 'SUCCESS')", other, run)
 
-		s := handler.NewEngineState(db, pid, run)
+		s := sqltask.NewEngineState(db, pid, run)
 		created := func(target string, want bool) {
 			t.Helper()
 			got, err := s.CreatedInRun(ctx, target)
@@ -104,7 +104,7 @@ func TestNamesTarget(t *testing.T) {
 		{"a.b.staging.orders", false},
 	}
 	for _, c := range cases {
-		if got := handler.NamesTarget(c.configured, "wh.staging.orders"); got != c.want {
+		if got := sqltask.NamesTarget(c.configured, "wh.staging.orders"); got != c.want {
 			t.Errorf("NamesTarget(%q) = %v", c.configured, got)
 		}
 	}

@@ -1,4 +1,4 @@
-package handler
+package sqltask
 
 import (
 	"context"
@@ -8,6 +8,24 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 )
+
+// EngineState is the Engine DB state the SQL handler reads and writes
+// besides the attempt itself: the change-hash version of merge targets and
+// the created-tables record DROP_TABLE consults.
+type EngineState interface {
+	// HashVersion returns the recorded change-hash version of a target, 0
+	// when none is recorded.
+	HashVersion(ctx context.Context, target string) (int, error)
+	// SetHashVersion records a target's change-hash version; version 0
+	// clears the record (the target was dropped or replaced).
+	SetHashVersion(ctx context.Context, target string, version int) error
+	// CreatedInRun reports whether a SUCCESS CREATE_TABLE task of this
+	// pipeline created the target in this run.
+	CreatedInRun(ctx context.Context, target string) (bool, error)
+	// Writers returns the SQL actions the pipeline's active tasks perform on
+	// the target (SETUP_TABLE adds the audit columns of the real writer).
+	Writers(ctx context.Context, target string) ([]string, error)
+}
 
 // NewEngineState returns the EngineState of one pipeline run, kept in the
 // Engine DB: AUD_TARGET_HASH_VERSION for hash versions, and the pipeline's

@@ -1,0 +1,152 @@
+// Package project opens the whole program a craft-connector.yml describes:
+// the Engine DB, the warehouse's writer pool, the task handlers, and the run
+// supervisor with its after-run hooks. The command line and the server both
+// start here, so each of them runs the program assembled once, the same way.
+//
+// Opening prints nothing and never exits: problems are returned as errors
+// with their exit codes, and records go to the logger the caller passes.
+package project
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/etl-craft/etl-craft/internal/clone"
+	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
+	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/run"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
+)
+
+// Project is the program of one configuration, open.
+type Project struct {
+	// Config is the configuration the project was opened from.
+	Config *config.Config
+	// DB is the open Engine DB.
+	DB *engine.DB
+	// Warehouse is the writer pool of the configured warehouse: its
+	// connection is made at the first use. Nil when the configuration has
+	// no Warehouse section or the project was opened WithoutWarehouse.
+	Warehouse *pool.Pool
+	// Handlers are the task handlers of this build, by HANDLER value.
+	Handlers handler.Registry
+
+	set settings
+
+	once sync.Once
+	sup  *run.Supervisor
+}
+
+// settings are what the Options chose.
+type settings struct {
+	log          *slog.Logger
+	attemptLevel slog.Leveler
+	noWarehouse  bool
+	noCloneHook  bool
+	reading      bool
+}
+
+// Option changes how Open opens the project.
+type Option func(*settings)
+
+// WithLogger sends the records of opening, of the supervisor and of the
+// after-run clone to log; without it they are discarded.
+func WithLogger(log *slog.Logger) Option { return func(s *settings) { s.log = log } }
+
+// WithAttemptLogLevel sets the lowest level written to attempt logs; INFO
+// without it.
+func WithAttemptLogLevel(level slog.Leveler) Option {
+	return func(s *settings) { s.attemptLevel = level }
+}
+
+// WithoutWarehouse opens the Engine DB and the handlers only, for commands
+// that never touch the warehouse: Warehouse stays nil.
+func WithoutWarehouse() Option { return func(s *settings) { s.noWarehouse = true } }
+
+// WithoutCloneHook gives runs no after-run clone even when Cloning is on
+// (quickstart shows its clone as a step of its own).
+func WithoutCloneHook() Option { return func(s *settings) { s.noCloneHook = true } }
+
+// ForReading opens the Engine DB of a read-only command, WithoutWarehouse: a
+// SQLite Engine DB that does not exist is not created (exit 3), and the
+// Engine DB must hold etl-craft's tables (exit 3 when not).
+func ForReading() Option {
+	return func(s *settings) { s.reading, s.noWarehouse = true, true }
+}
+
+// Open opens the project of cfg: it connects to the Engine DB and builds
+// the handlers and, unless WithoutWarehouse, the warehouse's writer pool,
+// which connects at its first use. The caller closes the project.
+func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, error) {
+	var set settings
+	for _, o := range opts {
+		o(&set)
+	}
+	if set.log == nil {
+		set.log = slog.New(slog.DiscardHandler)
+	}
+	eopts := EngineOptions(cfg)
+	if set.reading {
+		if err := existing(eopts); err != nil {
+			return nil, err
+		}
+	}
+	db, err := engine.Open(ctx, eopts)
+	if err != nil {
+		return nil, err
+	}
+	set.log.Debug("connected to the Engine DB", "kind", db.Kind().Label(), "schema", db.Schema())
+	if set.reading {
+		if err := inspect.Ready(ctx, db); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	p := &Project{Config: cfg, DB: db, Handlers: handlers(db), set: set}
+	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
+		p.Warehouse = pool.New(db, *wopts)
+		// Every run's connection test checks the schema a clone writes into.
+		p.Warehouse.CheckTarget = func(ctx context.Context, w warehouse.Warehouse, schema string) error {
+			return clone.CheckTarget(ctx, db, wopts.Kind, w, schema)
+		}
+	}
+	return p, nil
+}
+
+// existing refuses a SQLite Engine DB file that does not exist.
+func existing(o engine.Options) error {
+	if o.Path == "" { // not a file
+		return nil
+	}
+	if _, err := os.Stat(o.Path); errors.Is(err, fs.ErrNotExist) {
+		return exit.Errorf(exit.Configuration,
+			"the SQLite Engine DB %s does not exist: run `etl-craft setup` (or `etl-craft init-db`) to create it", o.Path)
+	}
+	return nil
+}
+
+// handlers are the task handlers of this build, by HANDLER value, each
+// built with what it needs: run performs attempts with them and validate
+// checks parameters with them.
+func handlers(db *engine.DB) handler.Registry {
+	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db)}
+}
+
+// Close closes the warehouse, when it is open, and the Engine DB.
+func (p *Project) Close() error {
+	var err error
+	if p.Warehouse != nil {
+		err = p.Warehouse.Close()
+	}
+	return errors.Join(err, p.DB.Close())
+}
