@@ -55,7 +55,7 @@ func Pause(ctx context.Context, db *engine.DB, pipelineID int64, reason string) 
 	}
 	c.Message = c.PipelineCode + ": paused; etl-craft run starts nothing of it until it is resumed"
 	if c.ActiveRunID != 0 {
-		c.Message += fmt.Sprintf("; pipeline_run_id=%d, in progress, starts no more tasks and stays IN-PROGRESS", c.ActiveRunID)
+		c.Message += fmt.Sprintf("; pipeline_run_id=%d, in progress, starts no more tasks and stays %s", c.ActiveRunID, records.RunInProgress)
 	}
 	return c, nil
 }

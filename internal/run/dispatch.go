@@ -496,7 +496,7 @@ func (d *dispatcher) foreignDetail() string {
 			names = append(names, t.t.Code)
 		}
 	}
-	return strings.Join(names, ", ") + " still IN-PROGRESS in another process; run again once it has finished to continue"
+	return strings.Join(names, ", ") + " still " + TaskInProgress + " in another process; run again once it has finished to continue"
 }
 
 // check reads the run and its pipeline's pause. It returns the run's
@@ -513,7 +513,7 @@ func (d *dispatcher) check(ctx context.Context) (ended, paused string, err error
 		return status, "", nil
 	}
 	if owner.String != d.owner {
-		return "", "", stale(runsTable, d.run.ID, "supervise", fmt.Sprintf("status IN-PROGRESS owner='%s'", d.owner),
+		return "", "", stale(runsTable, d.run.ID, "supervise", fmt.Sprintf("status %s owner='%s'", RunInProgress, d.owner),
 			fmt.Sprintf("status %s owner='%s'", status, owner.String))
 	}
 	p, err := records.PausedBy(ctx, d.s.opts.DB, d.g.Pipeline.ID)

@@ -59,7 +59,7 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 		case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
 			if i == 0 {
 				out.Status, out.Code = TaskInProgress, exit.Incomplete
-				out.Detail = fmt.Sprintf("%s is already IN-PROGRESS under pipeline_run_id=%d (held by %s)", x.Code, r.ID, row.owner)
+				out.Detail = fmt.Sprintf("%s is already %s under pipeline_run_id=%d (held by %s)", x.Code, TaskInProgress, r.ID, row.owner)
 				return out, nil
 			}
 			left = append(left, x.Code)
@@ -117,7 +117,7 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 		}
 	}
 	if !ended {
-		out.Status, out.Detail = RunInProgress, joinDetail(detail, "the run is still IN-PROGRESS: etl-craft run --pipeline_code "+g.Pipeline.Code+" finishes it")
+		out.Status, out.Detail = RunInProgress, joinDetail(detail, "the run is still "+RunInProgress+": etl-craft run --pipeline_code "+g.Pipeline.Code+" finishes it")
 		return out, nil
 	}
 	fin, err := s.refinish(ctx, g, r)

@@ -287,7 +287,7 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 					return exit.Wrap(exit.EngineDB, err, "could not read %s", runsTable)
 				}
 				if other != 0 {
-					return stale(runsTable, r.ID, "end", "no other IN-PROGRESS run of the pipeline",
+					return stale(runsTable, r.ID, "end", "no other "+RunInProgress+" run of the pipeline",
 						fmt.Sprintf("another process started pipeline_run_id=%d", other))
 				}
 				return endQueuedRun(db, tx, r.ID, RunSkipped, time.Now())

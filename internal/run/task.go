@@ -62,7 +62,7 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 	case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
 		// A duplicate delivery: the attempt that holds the task finishes it.
 		out.Status = TaskInProgress
-		out.Detail = fmt.Sprintf("already IN-PROGRESS %s (task_run_id=%d, held by %s)", under, row.taskRunID, row.owner)
+		out.Detail = fmt.Sprintf("already %s %s (task_run_id=%d, held by %s)", TaskInProgress, under, row.taskRunID, row.owner)
 		return out, nil
 	case hasRow && !req.Force && (row.up.Status == TaskSuccess || row.up.Status == TaskSkipped):
 		out.Status = row.up.Status
@@ -265,14 +265,14 @@ func (s *Supervisor) runForOrchestrator(ctx context.Context, g *pipeline.Graph, 
 	switch {
 	case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
 		return out, exit.Errorf(exit.StaleTransition,
-			"%s: already IN-PROGRESS under pipeline_run_id=%d (task_run_id=%d, held by %s); one attempt runs at a time, so this delivery runs nothing",
-			t.Code, r.ID, row.taskRunID, row.owner)
+			"%s: already %s under pipeline_run_id=%d (task_run_id=%d, held by %s); one attempt runs at a time, so this delivery runs nothing",
+			t.Code, TaskInProgress, r.ID, row.taskRunID, row.owner)
 	case r.Status == RunQueued:
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet", g.Pipeline.Code, r.ID)
 	case r.Status == RunCancelled:
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened", g.Pipeline.Code, r.ID)
 	case runEnded(r.Status):
-		s.log.Warn("the orchestrator ran a task of an ended run: the run is IN-PROGRESS again until --finalize-only ends it",
+		s.log.Warn("the orchestrator ran a task of an ended run: the run is "+RunInProgress+" again until --finalize-only ends it",
 			"pipeline_run_id", r.ID, "task", t.Code, "was", r.Status)
 		if err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
 			return reopenRun(ctx, tx, r.ID, t.ID, "the orchestrator ran "+t.Code+" again after the run ended "+r.Status)
@@ -337,7 +337,7 @@ func (s *Supervisor) refinish(ctx context.Context, g *pipeline.Graph, r runRow) 
 		}
 	}
 	if len(open) > 0 {
-		s.log.Info("the reopened run stays IN-PROGRESS: tasks have not ended", "pipeline_run_id", r.ID, "tasks", open)
+		s.log.Info("the reopened run stays "+RunInProgress+": tasks have not ended", "pipeline_run_id", r.ID, "tasks", open)
 		out.Detail = fmt.Sprintf("%d task(s) still need to run: %s; etl-craft run --pipeline_code %s runs them",
 			len(open), strings.Join(open, ", "), g.Pipeline.Code)
 		return out, nil
