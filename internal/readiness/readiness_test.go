@@ -157,7 +157,9 @@ func TestDecideLeavesDependenciesOnOtherPipelinesToTheGate(t *testing.T) {
 		t.Fatalf("backfill, N=2: %+v; want start", v)
 	}
 	// While the own upstream runs, the task waits, whatever the gate would say.
-	running := func(*pipeline.Dependency) readiness.Upstream { return readiness.Upstream{Status: records.TaskInProgress} }
+	running := func(*pipeline.Dependency) readiness.Upstream {
+		return readiness.Upstream{Status: records.TaskInProgress}
+	}
 	if v = readiness.Decide(readiness.Question{Task: tk, Upstream: running}); v.Decision != readiness.Wait {
 		t.Fatalf("own upstream running: %+v; want wait", v)
 	}

@@ -69,6 +69,25 @@ var timeLayouts = []string{
 	"2006-01-02",
 }
 
+// query returns the rows a query finds, each read by scan, in its order;
+// a failure is a read error naming the table.
+func query[T any](ctx context.Context, q Querier, table string, scan func(Scanner) (T, error), stmt string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, readError(err, table)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, readError(err, table)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // readError is a failed read of a table (exit 11).
 func readError(err error, table string) error {
 	return exit.Wrap(exit.EngineDB, err, "could not read %s", table)

@@ -64,21 +64,8 @@ func ScanRun(s Scanner) (Run, error) {
 }
 
 // QueryRuns returns the runs a query of RunColumns finds, in its order.
-func QueryRuns(ctx context.Context, q Querier, query string, args ...any) ([]Run, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, readError(err, "AUD_PIPELINES_RUN_LOG")
-	}
-	defer rows.Close()
-	out := []Run{}
-	for rows.Next() {
-		r, err := ScanRun(rows)
-		if err != nil {
-			return nil, readError(err, "AUD_PIPELINES_RUN_LOG")
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+func QueryRuns(ctx context.Context, q Querier, stmt string, args ...any) ([]Run, error) {
+	return query(ctx, q, "AUD_PIPELINES_RUN_LOG", ScanRun, stmt, args...)
 }
 
 // RunSelector says which run of a pipeline a command concerns: the run with

@@ -85,21 +85,8 @@ func ScanTaskRun(s Scanner) (TaskRun, error) {
 
 // QueryTaskRuns returns the task runs a query of TaskRunColumns finds, in
 // its order.
-func QueryTaskRuns(ctx context.Context, q Querier, query string, args ...any) ([]TaskRun, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, readError(err, "AUD_TASK_RUN_LOG")
-	}
-	defer rows.Close()
-	out := []TaskRun{}
-	for rows.Next() {
-		t, err := ScanTaskRun(rows)
-		if err != nil {
-			return nil, readError(err, "AUD_TASK_RUN_LOG")
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+func QueryTaskRuns(ctx context.Context, q Querier, stmt string, args ...any) ([]TaskRun, error) {
+	return query(ctx, q, "AUD_TASK_RUN_LOG", ScanTaskRun, stmt, args...)
 }
 
 // TaskRunsOf returns the task runs recorded under a pipeline run, by task id.
@@ -151,19 +138,6 @@ func ScanAttempt(s Scanner) (Attempt, error) {
 
 // AttemptsOf returns a task run's attempts in attempt order.
 func AttemptsOf(ctx context.Context, q Querier, taskRunID int64) ([]Attempt, error) {
-	rows, err := q.QueryContext(ctx, "SELECT "+AttemptColumns+
+	return query(ctx, q, "AUD_TASK_ATTEMPTS", ScanAttempt, "SELECT "+AttemptColumns+
 		" FROM AUD_TASK_ATTEMPTS WHERE TASK_RUN_ID = $1 ORDER BY ATTEMPT_NUMBER", taskRunID)
-	if err != nil {
-		return nil, readError(err, "AUD_TASK_ATTEMPTS")
-	}
-	defer rows.Close()
-	var out []Attempt
-	for rows.Next() {
-		a, err := ScanAttempt(rows)
-		if err != nil {
-			return nil, readError(err, "AUD_TASK_ATTEMPTS")
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
 }
