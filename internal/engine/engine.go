@@ -19,6 +19,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // Kind names an Engine DB dialect.
@@ -329,48 +330,9 @@ type dialect interface {
 	beforeAlter(ctx context.Context, tx *Tx, statement string) error
 }
 
-// Time scans a timestamp stored by either dialect: a time value, or the UTC
-// text SQLite keeps.
-type Time struct {
-	Time  time.Time
-	Valid bool
-}
-
-// Scan implements sql.Scanner.
-func (t *Time) Scan(v any) error {
-	switch x := v.(type) {
-	case nil:
-		*t = Time{}
-		return nil
-	case time.Time:
-		*t = Time{Time: x.UTC(), Valid: true}
-		return nil
-	case string:
-		return t.parse(x)
-	case []byte:
-		return t.parse(string(x))
-	}
-	return fmt.Errorf("cannot read %T as a timestamp", v)
-}
-
-func (t *Time) parse(s string) error {
-	for _, layout := range timeLayouts {
-		if v, err := time.Parse(layout, s); err == nil {
-			*t = Time{Time: v.UTC(), Valid: true}
-			return nil
-		}
-	}
-	return fmt.Errorf("cannot read %q as a timestamp", s)
-}
-
-var timeLayouts = []string{
-	"2006-01-02 15:04:05.999999999-07:00",
-	"2006-01-02T15:04:05.999999999-07:00",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02",
-}
+// Time scans a timestamp stored by either dialect (see records.Time, where
+// the row types that use it live).
+type Time = records.Time
 
 // TimeText formats a time as the Engine DB's fixed UTC text,
 // YYYY-MM-DD HH:MM:SS.ffffff+00:00, whose text order is time order.

@@ -17,9 +17,6 @@ const apiTokensTable = "CFG_API_TOKENS"
 // attemptsTable holds attempts, which are immutable once terminal.
 const attemptsTable = "AUD_TASK_ATTEMPTS"
 
-// activeAttemptStatuses are the statuses an attempt can still leave.
-const activeAttemptStatuses = "'QUEUED', 'CLAIMED', 'RUNNING'"
-
 // appendOnlyTables keep history: their rows are never updated or deleted,
 // except by retention.
 var appendOnlyTables = map[string]bool{

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // sqliteNow is the current time as the Engine DB's fixed UTC text.
@@ -93,7 +95,7 @@ func sqliteGuardTriggers(table string) []string {
 			body = append(body, refuse(appendOnlyMessage(upper), notRetention))
 		case op != "INSERT" && upper == attemptsTable:
 			body = append(body, refuse(terminalAttemptMessage,
-				notRetention+" AND OLD.STATUS NOT IN ("+activeAttemptStatuses+")"))
+				notRetention+" AND OLD.STATUS NOT IN ("+records.SQLActiveAttempts+")"))
 		}
 		name := "trg_actor_guard_" + strings.ToLower(table) + "_" + strings.ToLower(op)
 		out = append(out, fmt.Sprintf("CREATE TRIGGER IF NOT EXISTS %s BEFORE %s ON %s\nBEGIN\n    %s;\nEND",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // Decision is the judgement of one dependency, as AUD_GATE_DECISIONS keeps it.
@@ -181,7 +182,7 @@ func decide(ctx context.Context, q engine.Querier, d Dependency, run *running, p
 			dec.Result = Bypassed
 		}
 		if run != nil {
-			dec.Reason += fmt.Sprintf("; %s is still IN-PROGRESS", run.name())
+			dec.Reason += fmt.Sprintf("; %s is still %s", run.name(), records.RunInProgress)
 		}
 	}
 	return dec, nil

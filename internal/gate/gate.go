@@ -26,18 +26,17 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
-// Result is what a gate decided for one dependency (AUD_GATE_DECISIONS.RESULT).
-type Result string
+// Result is what a gate decided for one dependency (see records.GateResult).
+type Result = records.GateResult
 
-// The results of a decision.
+// The results of a decision (see records.GateResult).
 const (
-	Satisfied   Result = "SATISFIED"
-	Unsatisfied Result = "UNSATISFIED"
-	// Bypassed means Dependency_gates let the dependency through without it
-	// being satisfied; a bypassed decision is never consumed.
-	Bypassed Result = "BYPASSED"
+	Satisfied   = records.GateSatisfied
+	Unsatisfied = records.GateUnsatisfied
+	Bypassed    = records.GateBypassed
 )
 
 // Policy is Orchestration.Dependency_gates: how an unsatisfied gate is treated.

@@ -3,17 +3,9 @@ package gate
 import (
 	"fmt"
 
-	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
-)
-
-// The statuses a finished run or task run can have.
-const (
-	statusSuccess   = "SUCCESS"
-	statusFailed    = "FAILED"
-	statusSkipped   = "SKIPPED"
-	statusCancelled = "CANCELLED"
-	statusRunning   = "IN-PROGRESS"
+	"github.com/etl-craft/etl-craft/internal/readiness"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // Output is the upstream output a dependency is judged by: the upstream
@@ -57,29 +49,6 @@ func (c Consumed) name() string {
 	return Output{PipelineRunID: c.PipelineRunID, TaskRunID: c.TaskRunID}.name()
 }
 
-// Satisfies reports whether an upstream that finished with the status (and
-// wrote rows or not) satisfies a dependency of the type: SUCCESS needs
-// SUCCESS, FAILURE needs FAILED, ALWAYS any finished status (SUCCESS,
-// FAILED, SKIPPED or CANCELLED), HAS_DATA SUCCESS with rows written. An
-// unknown type is a graph error (exit 5).
-func Satisfies(depType, status string, hasData bool) (bool, error) {
-	switch depType {
-	case pipeline.Success:
-		return status == statusSuccess, nil
-	case pipeline.Failure:
-		return status == statusFailed, nil
-	case pipeline.Always:
-		switch status {
-		case statusSuccess, statusFailed, statusSkipped, statusCancelled:
-			return true, nil
-		}
-		return false, nil
-	case pipeline.HasData:
-		return status == statusSuccess && hasData, nil
-	}
-	return false, exit.Errorf(exit.Graph, "unknown dependency type %q: use SUCCESS, FAILURE, ALWAYS or HAS_DATA", depType)
-}
-
 // Verdict is the judgement of one dependency and why, without its label.
 type Verdict struct {
 	Satisfied bool
@@ -94,12 +63,12 @@ type Verdict struct {
 // satisfy the dependency's type.
 func Judge(d Dependency, out *Output, last *Consumed) (Verdict, error) {
 	if out == nil {
-		if _, err := Satisfies(d.Type, "", false); err != nil {
+		if _, err := readiness.Satisfies(d.Type, "", false); err != nil {
 			return Verdict{}, err
 		}
 		return Verdict{Why: "has no finished run"}, nil
 	}
-	ok, err := Satisfies(d.Type, out.Status, out.HasData)
+	ok, err := readiness.Satisfies(d.Type, out.Status, out.HasData)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -117,7 +86,7 @@ func Judge(d Dependency, out *Output, last *Consumed) (Verdict, error) {
 	}
 	if !ok {
 		detail := ""
-		if d.Type == pipeline.HasData && out.Status == statusSuccess {
+		if d.Type == pipeline.HasData && out.Status == string(records.RunSuccess) {
 			detail = " with no rows written"
 		}
 		return Verdict{Why: fmt.Sprintf("last finished %s ended %s%s, which does not satisfy a %s dependency",

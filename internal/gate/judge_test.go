@@ -8,6 +8,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/readiness"
 )
 
 // G09: the truth table of the dependency types.
@@ -21,19 +22,19 @@ func TestSatisfiesTruthTable(t *testing.T) {
 	}
 	for typ, row := range want {
 		for i, status := range statuses {
-			got, err := gate.Satisfies(typ, status, true)
+			got, err := readiness.Satisfies(typ, status, true)
 			if err != nil || got != row[i] {
 				t.Errorf("%s dependency, upstream %s with rows: %v, %v; want %v", typ, status, got, err, row[i])
 			}
 		}
 	}
-	if ok, _ := gate.Satisfies(pipeline.HasData, "SUCCESS", false); ok {
+	if ok, _ := readiness.Satisfies(pipeline.HasData, "SUCCESS", false); ok {
 		t.Error("HAS_DATA is satisfied by a SUCCESS that wrote no rows")
 	}
-	if ok, _ := gate.Satisfies(pipeline.Success, "SUCCESS", false); !ok {
+	if ok, _ := readiness.Satisfies(pipeline.Success, "SUCCESS", false); !ok {
 		t.Error("SUCCESS needs no rows")
 	}
-	_, err := gate.Satisfies("SOMETIMES", "SUCCESS", true)
+	_, err := readiness.Satisfies("SOMETIMES", "SUCCESS", true)
 	if !exit.Is(err, exit.Graph) || !strings.Contains(err.Error(), `"SOMETIMES"`) {
 		t.Fatalf("unknown type: %v; want a graph error naming it", err)
 	}

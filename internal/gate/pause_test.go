@@ -13,6 +13,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/inspect/inspecttest"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // I10: pausing and resuming a pipeline, refusals included.
@@ -22,7 +23,7 @@ func TestPauseAndResume(t *testing.T) {
 		ctx := actor.With(context.Background(), alice)
 		bob := actor.With(context.Background(), actor.Actor{Name: "bob", Kind: actor.Schedule})
 
-		if p, err := gate.PausedBy(ctx, db, id); p != nil || err != nil {
+		if p, err := records.PausedBy(ctx, db, id); p != nil || err != nil {
 			t.Fatalf("not paused yet: %v, %v", p, err)
 		}
 		if _, err := gate.Pause(ctx, db, id, "  "); !exit.Is(err, exit.Usage) {
@@ -32,7 +33,7 @@ func TestPauseAndResume(t *testing.T) {
 		if err != nil || c.Message != "SALES: paused; etl-craft run starts nothing of it until it is resumed" {
 			t.Fatalf("pause: %+v, %v", c, err)
 		}
-		p, err := gate.PausedBy(ctx, db, id)
+		p, err := records.PausedBy(ctx, db, id)
 		if err != nil || p == nil || p.ID != c.Pause.ID || p.By != alice.Name || p.Kind != "HUMAN" || p.Reason != "warehouse maintenance" ||
 			!strings.HasPrefix(p.String(), "paused by alice@test (HUMAN) since ") || !strings.HasSuffix(p.String(), ": warehouse maintenance") {
 			t.Fatalf("paused by: %+v (%s), %v", p, p, err)
@@ -56,7 +57,7 @@ func TestPauseAndResume(t *testing.T) {
 		if err != nil || by != "bob" || kind != "SCHEDULE" || reason != "maintenance over" || !resumed.Valid {
 			t.Fatalf("resumed row: %s %s %q %v, %v", by, kind, reason, resumed, err)
 		}
-		if p, _ := gate.PausedBy(ctx, db, id); p != nil {
+		if p, _ := records.PausedBy(ctx, db, id); p != nil {
 			t.Fatalf("still paused: %+v", p)
 		}
 		if _, err := gate.Resume(ctx, db, id, "again"); !exit.Is(err, exit.RunState) || err.Error() != "SALES is not paused; nothing to resume" {

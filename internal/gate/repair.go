@@ -5,6 +5,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // A run's output has a revision (OUTPUT_REVISION, 1 when the run is
@@ -21,14 +22,14 @@ import (
 // IN-PROGRESS is a stale transition (exit 20).
 func BeginRepair(ctx context.Context, tx *engine.Tx, runID int64) error {
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG SET REPAIR_PENDING = 'Y'
-		WHERE PIPELINE_RUN_ID = $1 AND STATUS = 'IN-PROGRESS'`, runID)
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $2`, runID, string(records.RunInProgress))
 	n, err := affected(res, err)
 	if err != nil {
 		return exit.Wrap(exit.EngineDB, err, "could not mark the repair of pipeline_run_id=%d pending", runID)
 	}
 	if n == 0 {
 		return exit.Errorf(exit.StaleTransition,
-			"AUD_PIPELINES_RUN_LOG row_id=%d: cannot begin a repair: expected status IN-PROGRESS", runID)
+			"AUD_PIPELINES_RUN_LOG row_id=%d: cannot begin a repair: expected status %s", runID, records.RunInProgress)
 	}
 	return nil
 }
@@ -42,7 +43,7 @@ func BeginRepair(ctx context.Context, tx *engine.Tx, runID int64) error {
 func PublishRepair(ctx context.Context, tx *engine.Tx, runID int64) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
 		SET OUTPUT_REVISION = OUTPUT_REVISION + 1, REPAIR_PENDING = 'N'
-		WHERE PIPELINE_RUN_ID = $1 AND REPAIR_PENDING = 'Y' AND STATUS = 'SUCCESS'`, runID)
+		WHERE PIPELINE_RUN_ID = $1 AND REPAIR_PENDING = 'Y' AND STATUS = $2`, runID, string(records.RunSuccess))
 	n, err := affected(res, err)
 	if err != nil {
 		return false, exit.Wrap(exit.EngineDB, err, "could not publish the repair of pipeline_run_id=%d", runID)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // Backfill runs are invisible to every query here: they never satisfy a
@@ -35,16 +36,16 @@ var pipelineQueries = upstreamQueries{
 			CASE WHEN EXISTS (SELECT 1 FROM AUD_TASK_RUN_LOG t WHERE t.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID
 				AND COALESCE(t.ROWS_WRITTEN, t.TARGET_COUNT) > 0) THEN 1 ELSE 0 END
 		FROM AUD_PIPELINES_RUN_LOG r
-		WHERE r.PIPELINE_ID = $1 AND r.BACKFILL = 'N' AND r.STATUS IN ('SUCCESS', 'FAILED', 'SKIPPED', 'CANCELLED')
+		WHERE r.PIPELINE_ID = $1 AND r.BACKFILL = 'N' AND r.STATUS IN (` + records.SQLEndedRuns + `)
 		ORDER BY r.PIPELINE_RUN_ID DESC LIMIT 1`,
 	running: `SELECT r.PIPELINE_RUN_ID, CAST(NULL AS BIGINT), r.START_DATE
 		FROM AUD_PIPELINES_RUN_LOG r
-		WHERE r.PIPELINE_ID = $1 AND r.BACKFILL = 'N' AND r.STATUS = 'IN-PROGRESS'
+		WHERE r.PIPELINE_ID = $1 AND r.BACKFILL = 'N' AND r.STATUS = ` + records.SQL(records.RunInProgress) + `
 		ORDER BY r.PIPELINE_RUN_ID DESC LIMIT 1`,
 	lengths: `SELECT r.START_DATE, r.END_DATE
 		FROM AUD_PIPELINES_RUN_LOG r
-		WHERE r.PIPELINE_ID = $1 AND r.BACKFILL = 'N' AND r.TRIGGER_KIND <> 'STAND_IN'
-			AND r.STATUS IN ('SUCCESS', 'FAILED') AND r.END_DATE IS NOT NULL
+		WHERE r.PIPELINE_ID = $1 AND r.BACKFILL = 'N' AND r.TRIGGER_KIND <> ` + records.SQL(records.TriggerStandIn) + `
+			AND r.STATUS IN (` + records.SQL(records.RunSuccess, records.RunFailed) + `) AND r.END_DATE IS NOT NULL
 		ORDER BY r.PIPELINE_RUN_ID DESC LIMIT 100`,
 	consumed: `SELECT CONSUMED_PIPELINE_RUN_ID, CONSUMED_TASK_RUN_ID, CONSUMED_REVISION
 		FROM AUD_DEPENDENCY_CONSUMPTION WHERE PIPELINE_DEPENDENCY_ID = $1
@@ -55,16 +56,16 @@ var taskQueries = upstreamQueries{
 	latest: `SELECT t.PIPELINE_RUN_ID, t.TASK_RUN_ID, t.STATUS, r.OUTPUT_REVISION,
 			CASE WHEN COALESCE(t.ROWS_WRITTEN, t.TARGET_COUNT) > 0 THEN 1 ELSE 0 END
 		FROM AUD_TASK_RUN_LOG t JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = t.PIPELINE_RUN_ID
-		WHERE t.TASK_ID = $1 AND r.BACKFILL = 'N' AND t.STATUS IN ('SUCCESS', 'FAILED', 'SKIPPED', 'CANCELLED')
+		WHERE t.TASK_ID = $1 AND r.BACKFILL = 'N' AND t.STATUS IN (` + records.SQLEndedTasks + `)
 		ORDER BY t.TASK_RUN_ID DESC LIMIT 1`,
 	running: `SELECT t.PIPELINE_RUN_ID, t.TASK_RUN_ID, t.START_DATE
 		FROM AUD_TASK_RUN_LOG t JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = t.PIPELINE_RUN_ID
-		WHERE t.TASK_ID = $1 AND r.BACKFILL = 'N' AND t.STATUS = 'IN-PROGRESS' AND r.STATUS = 'IN-PROGRESS'
+		WHERE t.TASK_ID = $1 AND r.BACKFILL = 'N' AND t.STATUS = ` + records.SQL(records.TaskInProgress) + ` AND r.STATUS = ` + records.SQL(records.RunInProgress) + `
 		ORDER BY t.TASK_RUN_ID DESC LIMIT 1`,
 	lengths: `SELECT t.START_DATE, t.END_DATE
 		FROM AUD_TASK_RUN_LOG t JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = t.PIPELINE_RUN_ID
-		WHERE t.TASK_ID = $1 AND r.BACKFILL = 'N' AND r.TRIGGER_KIND <> 'STAND_IN'
-			AND t.STATUS IN ('SUCCESS', 'FAILED') AND t.END_DATE IS NOT NULL
+		WHERE t.TASK_ID = $1 AND r.BACKFILL = 'N' AND r.TRIGGER_KIND <> ` + records.SQL(records.TriggerStandIn) + `
+			AND t.STATUS IN (` + records.SQL(records.TaskSuccess, records.TaskFailed) + `) AND t.END_DATE IS NOT NULL
 		ORDER BY t.TASK_RUN_ID DESC LIMIT 100`,
 	consumed: `SELECT CONSUMED_PIPELINE_RUN_ID, CONSUMED_TASK_RUN_ID, CONSUMED_REVISION
 		FROM AUD_DEPENDENCY_CONSUMPTION WHERE TASK_DEPENDENCY_ID = $1
@@ -141,7 +142,7 @@ func runningOutput(ctx context.Context, q engine.Querier, d Dependency) (*runnin
 	if err != nil {
 		return nil, readError(d, err)
 	}
-	r.TaskRunID, r.Status, r.Start = task.Int64, statusRunning, start.Time
+	r.TaskRunID, r.Status, r.Start = task.Int64, string(records.RunInProgress), start.Time
 	return &r, nil
 }
 

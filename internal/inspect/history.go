@@ -8,6 +8,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // DefaultHistoryLimit is how many runs history lists without --limit.
@@ -125,16 +126,18 @@ func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (Hist
 	}
 	listed := map[int64]bool{}
 	if task == nil {
-		if h.Runs, err = queryRuns(ctx, q, "SELECT "+runColumns+runsFrom+filter+order, args...); err != nil {
+		rows, err := records.QueryRuns(ctx, q, "SELECT "+records.RunColumns+records.RunsFrom+filter+order, args...)
+		if err != nil {
 			return History{}, err
 		}
+		h.Runs = runDocs(rows)
 		for _, r := range h.Runs {
 			listed[r.ID] = true
 		}
 	} else {
 		args = append(args, task.ID)
 		if h.TaskRuns, err = queryTaskRuns(ctx, q,
-			"SELECT "+taskRunColumns+taskRunsFrom+filter+"AND tr.TASK_ID = $3 "+order, args...); err != nil {
+			"SELECT "+records.TaskRunColumns+records.TaskRunsFrom+filter+"AND tr.TASK_ID = $3 "+order, args...); err != nil {
 			return History{}, err
 		}
 		if err := loadAttempts(ctx, q, h.TaskRuns); err != nil {

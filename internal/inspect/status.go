@@ -6,6 +6,8 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/readiness"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // TaskStatus is one active task's state under the selected run.
@@ -53,7 +55,7 @@ func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelect
 	if err != nil {
 		return Status{}, err
 	}
-	ran, err := runTasks(ctx, q, run.ID)
+	ran, err := records.TaskRunsOf(ctx, q, run.ID)
 	if err != nil {
 		return Status{}, err
 	}
@@ -61,7 +63,8 @@ func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelect
 		Tasks: []TaskStatus{}, BlockedByFailures: BlockedByFailures(g, ran), Chosen: chosen}
 	for _, t := range g.Tasks {
 		ts := TaskStatus{TaskID: t.ID, TaskCode: t.Code}
-		if tr, ok := ran[t.ID]; ok {
+		if row, ok := ran[t.ID]; ok {
+			tr := taskRunDoc(row)
 			status := tr.Status
 			ts.Status, ts.Attempts, ts.RowsWritten = &status, tr.AttemptCount, tr.RowsWritten
 			ts.DurationSeconds = tr.duration(now)
@@ -75,40 +78,14 @@ func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelect
 	return out, nil
 }
 
-// outcomes is a set of ways a task may end, as dependency types read them.
-type outcomes uint8
-
-const (
-	withRows outcomes = 1 << iota // SUCCESS having written rows
-	noRows                        // SUCCESS having written none
-	failed
-	skipped
-	anyOutcome = withRows | noRows | failed | skipped
-)
-
-// satisfies reports whether one of the outcomes meets a dependency type.
-func (o outcomes) satisfies(depType string) bool {
-	switch depType {
-	case pipeline.Success:
-		return o&(withRows|noRows) != 0
-	case pipeline.Failure:
-		return o&failed != 0
-	case pipeline.Always:
-		return o != 0
-	case pipeline.HasData:
-		return o&withRows != 0
-	}
-	return false
-}
-
 // BlockedByFailures returns, in code order, the tasks of a valid graph that
 // have no row under the run and can never run because tasks FAILED: the run
 // condition cannot be met once every failure is taken as final, though it
 // could be if the failures were retried. Tasks that cannot run whatever
 // happens to the failures are not listed: failures do not block them.
-func BlockedByFailures(g *pipeline.Graph, ran map[int64]TaskRun) []string {
-	final := cannotRun(g, ran, true)
-	retried := cannotRun(g, ran, false)
+func BlockedByFailures(g *pipeline.Graph, ran map[int64]records.TaskRun) []string {
+	final := cannotRun(g, ran, readiness.FailuresFinal)
+	retried := cannotRun(g, ran, readiness.FailuresPending)
 	out := []string{}
 	for _, t := range g.Tasks {
 		if final[t] && !retried[t] {
@@ -118,58 +95,29 @@ func BlockedByFailures(g *pipeline.Graph, ran map[int64]TaskRun) []string {
 	return out
 }
 
-// cannotRun returns the tasks without a row whose run condition can no
-// longer be met, judging each upstream by how it may still end. A FAILED
-// task may end any way unless failuresFinal; a task that cannot run will
-// be SKIPPED. Cross-pipeline dependencies are assumed satisfiable.
-func cannotRun(g *pipeline.Graph, ran map[int64]TaskRun, failuresFinal bool) map[*pipeline.Task]bool {
+// cannotRun returns the tasks without a row that the readiness rule says can
+// never run, failures counting as given. A task without a row that cannot
+// run will be SKIPPED, and its dependents judge it so. Dependencies on other
+// pipelines are assumed satisfiable.
+func cannotRun(g *pipeline.Graph, ran map[int64]records.TaskRun, failures readiness.Failures) map[*pipeline.Task]bool {
 	blocked := map[*pipeline.Task]bool{}
-	may := map[int64]outcomes{}
+	byID := map[int64]*pipeline.Task{}
 	for _, wave := range g.Waves() {
 		for _, t := range wave {
-			tr, hasRow := ran[t.ID]
-			if !hasRow {
-				possible := 0
-				for _, d := range t.Deps {
-					if d.CrossPipeline || may[d.UpstreamTaskID].satisfies(d.Type) {
-						possible++
-					}
-				}
-				blocked[t] = possible < t.Required()
+			byID[t.ID] = t
+			if _, hasRow := ran[t.ID]; hasRow {
+				continue
 			}
-			may[t.ID] = mayEnd(tr, hasRow, blocked[t], failuresFinal)
+			v := readiness.Decide(readiness.Question{Task: t, Failures: failures,
+				Upstream: func(d *pipeline.Dependency) readiness.Upstream {
+					if blocked[byID[d.UpstreamTaskID]] {
+						return readiness.Upstream{Status: records.TaskSkipped}
+					}
+					tr, ok := ran[d.UpstreamTaskID]
+					return readiness.Of(tr, ok)
+				}})
+			blocked[t] = v.Decision == readiness.Never
 		}
 	}
 	return blocked
-}
-
-// mayEnd returns how a task may still end.
-func mayEnd(tr TaskRun, hasRow, blocked, failuresFinal bool) outcomes {
-	switch {
-	case !hasRow && blocked:
-		return skipped
-	case !hasRow:
-		return anyOutcome
-	}
-	switch tr.Status {
-	case StatusSuccess:
-		wrote := tr.RowsWritten
-		if wrote == nil {
-			wrote = tr.TargetCount
-		}
-		if wrote != nil && *wrote > 0 {
-			return withRows
-		}
-		return noRows
-	case StatusFailed:
-		if failuresFinal {
-			return failed
-		}
-		return anyOutcome
-	case StatusSkipped:
-		return skipped
-	case StatusCancelled:
-		return 0
-	}
-	return anyOutcome
 }

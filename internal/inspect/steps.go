@@ -5,6 +5,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // Step is an active task and its state under the selected run.
@@ -51,7 +52,7 @@ func PipelineSteps(ctx context.Context, q engine.Querier, code string, sel RunSe
 	if err != nil {
 		return Steps{}, err
 	}
-	ran, err := runTasks(ctx, q, run.ID)
+	ran, err := records.TaskRunsOf(ctx, q, run.ID)
 	if err != nil {
 		return Steps{}, err
 	}
@@ -66,7 +67,7 @@ func PipelineSteps(ctx context.Context, q engine.Querier, code string, sel RunSe
 			s.RunConditionCount = &n
 		}
 		if tr, ok := ran[t.ID]; ok {
-			id, status := tr.TaskRunID, tr.Status
+			id, status := tr.TaskRunID, string(tr.Status)
 			s.TaskRunID, s.Status = &id, &status
 		}
 		out.Steps = append(out.Steps, s)

@@ -2,10 +2,10 @@ package inspect
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // TaskRun is one task's summary under a run (an AUD_TASK_RUN_LOG row) and,
@@ -72,91 +72,47 @@ type Attempt struct {
 	RequestedByKind *string  `json:"requested_by_kind"`
 }
 
-// taskRunColumns are the columns scanTaskRun reads, from AUD_TASK_RUN_LOG tr
-// joined to AUD_PIPELINES_RUN_LOG r and CFG_TASKS t.
-const taskRunColumns = `r.PIPELINE_ID, tr.PIPELINE_RUN_ID, tr.TASK_ID, t.TASK_CODE, tr.TASK_RUN_ID, tr.STATUS,
-	tr.START_DATE, tr.END_DATE, tr.ATTEMPT_COUNT, tr.SOURCE_COUNT, tr.TARGET_COUNT, tr.INSERT_COUNT,
-	tr.UPDATE_COUNT, tr.DELETE_COUNT, tr.ROWS_WRITTEN, tr.ERROR_MESSAGE`
-
-// taskRunsFrom is the FROM clause of taskRunColumns.
-const taskRunsFrom = ` FROM AUD_TASK_RUN_LOG tr
-	JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = tr.PIPELINE_RUN_ID
-	JOIN CFG_TASKS t ON t.TASK_ID = tr.TASK_ID `
-
-// queryTaskRuns returns the task runs a query of taskRunColumns finds,
-// without their attempts.
-func queryTaskRuns(ctx context.Context, q engine.Querier, query string, args ...any) ([]TaskRun, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, readError(err, "AUD_TASK_RUN_LOG")
-	}
-	defer rows.Close()
-	out := []TaskRun{}
-	for rows.Next() {
-		t := TaskRun{Schema: SchemaTaskRun, Attempts: []Attempt{}}
-		var start, end engine.Time
-		var src, tgt, ins, upd, del, written sql.NullInt64
-		var msg sql.NullString
-		if err := rows.Scan(&t.PipelineID, &t.PipelineRunID, &t.TaskID, &t.TaskCode, &t.TaskRunID, &t.Status,
-			&start, &end, &t.AttemptCount, &src, &tgt, &ins, &upd, &del, &written, &msg); err != nil {
-			return nil, readError(err, "AUD_TASK_RUN_LOG")
-		}
-		t.StartDate, t.EndDate = instant(start), instant(end)
-		t.SourceCount, t.TargetCount, t.InsertCount = nullInt(src), nullInt(tgt), nullInt(ins)
-		t.UpdateCount, t.DeleteCount, t.RowsWritten = nullInt(upd), nullInt(del), nullInt(written)
-		t.ErrorMessage = nullString(msg)
-		out = append(out, t)
-	}
-	return out, rows.Err()
+// taskRunDoc is the document of a task run row, without its attempts.
+func taskRunDoc(t records.TaskRun) TaskRun {
+	return TaskRun{Schema: SchemaTaskRun, PipelineID: t.PipelineID, PipelineRunID: t.PipelineRunID, TaskID: t.TaskID,
+		TaskCode: t.TaskCode, TaskRunID: t.TaskRunID, Status: string(t.Status), StartDate: instant(t.Start),
+		EndDate: instant(t.End), AttemptCount: t.AttemptCount, SourceCount: nullInt(t.SourceCount),
+		TargetCount: nullInt(t.TargetCount), InsertCount: nullInt(t.InsertCount), UpdateCount: nullInt(t.UpdateCount),
+		DeleteCount: nullInt(t.DeleteCount), RowsWritten: nullInt(t.RowsWritten), ErrorMessage: nullString(t.ErrorMessage),
+		Attempts: []Attempt{}}
 }
 
-// runTasks returns the task runs recorded under a pipeline run, by task id.
-func runTasks(ctx context.Context, q engine.Querier, runID int64) (map[int64]TaskRun, error) {
-	list, err := queryTaskRuns(ctx, q, "SELECT "+taskRunColumns+taskRunsFrom+"WHERE tr.PIPELINE_RUN_ID = $1", runID)
-	if err != nil {
-		return nil, err
+// queryTaskRuns returns the documents of the task runs a query of
+// records.TaskRunColumns finds, without their attempts.
+func queryTaskRuns(ctx context.Context, q engine.Querier, query string, args ...any) ([]TaskRun, error) {
+	rows, err := records.QueryTaskRuns(ctx, q, query, args...)
+	out := make([]TaskRun, len(rows))
+	for i, t := range rows {
+		out[i] = taskRunDoc(t)
 	}
-	out := make(map[int64]TaskRun, len(list))
-	for _, t := range list {
-		out[t.TaskID] = t
-	}
-	return out, nil
+	return out, err
 }
 
 // loadAttempts fills in the attempts of each task run, in attempt order.
 func loadAttempts(ctx context.Context, q engine.Querier, runs []TaskRun) error {
 	for i := range runs {
-		rows, err := q.QueryContext(ctx, `SELECT ATTEMPT_ID, TASK_RUN_ID, ATTEMPT_NUMBER, STATUS, OWNER_ID, QUEUED_AT,
-				STARTED_AT, ENDED_AT, NOT_BEFORE, HOST, PID, ROWS_WRITTEN, ERROR_MESSAGE, LOG_PATH,
-				REQUESTED_BY, REQUESTED_BY_KIND
-			FROM AUD_TASK_ATTEMPTS WHERE TASK_RUN_ID = $1 ORDER BY ATTEMPT_NUMBER`, runs[i].TaskRunID)
+		attempts, err := records.AttemptsOf(ctx, q, runs[i].TaskRunID)
 		if err != nil {
-			return readError(err, "AUD_TASK_ATTEMPTS")
+			return err
 		}
-		err = scanAttempts(rows, &runs[i])
-		rows.Close()
-		if err != nil {
-			return readError(err, "AUD_TASK_ATTEMPTS")
+		for _, a := range attempts {
+			runs[i].Attempts = append(runs[i].Attempts, attemptDoc(a))
 		}
 	}
 	return nil
 }
 
-func scanAttempts(rows *sql.Rows, t *TaskRun) error {
-	for rows.Next() {
-		a := Attempt{Schema: SchemaAttempt}
-		var owner, host, msg, logPath, by, byKind sql.NullString
-		var queued, started, ended, notBefore engine.Time
-		var pid, written sql.NullInt64
-		if err := rows.Scan(&a.AttemptID, &a.TaskRunID, &a.AttemptNumber, &a.Status, &owner, &queued, &started,
-			&ended, &notBefore, &host, &pid, &written, &msg, &logPath, &by, &byKind); err != nil {
-			return err
-		}
-		a.OwnerID, a.Host, a.ErrorMessage, a.LogPath = nullString(owner), nullString(host), nullString(msg), nullString(logPath)
-		a.RequestedBy, a.RequestedByKind = nullString(by), nullString(byKind)
-		a.QueuedAt, a.StartedAt, a.EndedAt, a.NotBefore = instant(queued), instant(started), instant(ended), instant(notBefore)
-		a.PID, a.RowsWritten = nullInt(pid), nullInt(written)
-		t.Attempts = append(t.Attempts, a)
-	}
-	return rows.Err()
+// attemptDoc is the document of an attempt row.
+func attemptDoc(a records.Attempt) Attempt {
+	return Attempt{Schema: SchemaAttempt, AttemptID: a.AttemptID, TaskRunID: a.TaskRunID, AttemptNumber: a.AttemptNumber,
+		Status: string(a.Status), OwnerID: nullString(a.OwnerID), QueuedAt: instant(a.QueuedAt),
+		StartedAt: instant(a.StartedAt), EndedAt: instant(a.EndedAt), NotBefore: instant(a.NotBefore),
+		Host: nullString(a.Host), PID: nullInt(a.PID), RowsWritten: nullInt(a.RowsWritten),
+		ErrorMessage: nullString(a.ErrorMessage), LogPath: nullString(a.LogPath), RequestedBy: nullString(a.RequestedBy),
+		RequestedByKind: nullString(a.RequestedByKind)}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // Why an attempt's context ended.
@@ -338,7 +339,7 @@ func (a *attempt) write(ctx context.Context, o outcome) result {
 		a.s.log.Error("a fault after the outcome was recorded; the outcome stands", "task", sl.task.Code, "error", err)
 	}
 	res.status = summaryOf(o.Status)
-	res.up = upstream{Status: res.status, RowsWritten: nullInt(o.Result.RowsWritten), TargetCount: nullInt(o.Result.TargetCount)}
+	res.up = upstream{Status: res.status, HasData: records.HasData(nullInt(o.Result.RowsWritten), nullInt(o.Result.TargetCount))}
 	if res.retry != nil {
 		res.status = TaskInProgress
 		a.s.log.Info("task failed; retry queued", "task", sl.task.Code, "attempt", a.q.Number, "status", o.Status,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/etl-craft/etl-craft/internal/gate"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // MaxBackfillDates is the most dates one backfill runs, so that a typo
@@ -113,7 +113,7 @@ func (s *Supervisor) Backfill(ctx context.Context, req BackfillRequest) (Backfil
 			if ctx.Err() != nil {
 				return stop(day, Outcome{PipelineCode: code, Status: RunInProgress}, "the backfill was interrupted")
 			}
-			p, err := gate.PausedBy(ctx, s.opts.DB, g.Pipeline.ID)
+			p, err := records.PausedBy(ctx, s.opts.DB, g.Pipeline.ID)
 			if err != nil {
 				return out, err
 			}

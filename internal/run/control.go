@@ -180,7 +180,7 @@ func (s *Supervisor) Mark(ctx context.Context, req MarkRequest) (Change, error) 
 			if err := s.reopenForOperator(ctx, tx, g, r, req.Reason); err != nil {
 				return err
 			}
-			c.Message += fmt.Sprintf("; the run was %s and is IN-PROGRESS again", r.Status)
+			c.Message += fmt.Sprintf("; the run was %s and is %s again", r.Status, RunInProgress)
 		}
 		reset, kept, err := resetSkipped(ctx, tx, g.Pipeline.ID, r.ID, req.Reason, nil)
 		if err != nil {
@@ -508,7 +508,7 @@ func (s *Supervisor) Cancel(ctx context.Context, req CancelRequest) (Change, err
 		return Change{}, err
 	}
 	if runEnded(r.Status) {
-		return Change{}, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d ended %s; only a QUEUED or IN-PROGRESS run can be cancelled",
+		return Change{}, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d ended %s; only a "+RunQueued+" or "+RunInProgress+" run can be cancelled",
 			g.Pipeline.Code, r.ID, r.Status)
 	}
 	who := actor.From(ctx).Name

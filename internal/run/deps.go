@@ -2,77 +2,13 @@ package run
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
-
-// upstream is what a dependency judges of its upstream task: the status its
-// summary ended with, and what it wrote.
-type upstream struct {
-	Status      string
-	RowsWritten sql.NullInt64
-	TargetCount sql.NullInt64
-}
-
-// hasData reports whether the upstream wrote rows: ROWS_WRITTEN, or
-// TARGET_COUNT for rows recorded before ROWS_WRITTEN existed.
-func (u upstream) hasData() bool {
-	if u.RowsWritten.Valid {
-		return u.RowsWritten.Int64 > 0
-	}
-	return u.TargetCount.Valid && u.TargetCount.Int64 > 0
-}
-
-// satisfies reports whether an upstream task that ended so satisfies a
-// dependency of the type, by the same rule as the gates of other pipelines
-// (gate.Satisfies): SUCCESS needs SUCCESS, FAILURE needs FAILED, ALWAYS any
-// ending, HAS_DATA SUCCESS with rows written. An unknown type, which graph
-// validation refuses before a run, satisfies nothing.
-func satisfies(depType string, u upstream) bool {
-	ok, err := gate.Satisfies(depType, u.Status, u.hasData())
-	return ok && err == nil
-}
-
-// unmetText says why an ended upstream does not satisfy the dependency.
-func unmetText(d *pipeline.Dependency, u upstream) string {
-	if d.Type == pipeline.HasData && u.Status == TaskSuccess {
-		return fmt.Sprintf("%s ended SUCCESS with no rows written, which does not satisfy a HAS_DATA dependency", d.Label())
-	}
-	return fmt.Sprintf("%s ended %s, which does not satisfy a %s dependency", d.Label(), u.Status, d.Type)
-}
-
-// backfillCross judges a task's dependencies on other pipelines under a
-// backfill's run, which checks none of them: a backfill replays history as
-// if its upstreams had delivered, so SUCCESS, HAS_DATA and ALWAYS
-// dependencies count as met; a FAILURE dependency does not, since nothing
-// says an upstream failed. Nothing is decided or consumed.
-func backfillCross(deps []*pipeline.Dependency) (met int, unmet []string) {
-	for _, d := range deps {
-		if d.Type == pipeline.Failure {
-			unmet = append(unmet, fmt.Sprintf("upstream task %s (%s) is not evaluated in a backfill, so it is not met", d.Label(), d.Type))
-			continue
-		}
-		met++
-	}
-	return met, unmet
-}
-
-// crossDeps returns the task's dependencies on tasks of other pipelines.
-func crossDeps(t *pipeline.Task) []*pipeline.Dependency {
-	var out []*pipeline.Dependency
-	for _, d := range t.Deps {
-		if d.CrossPipeline {
-			out = append(out, d)
-		}
-	}
-	return out
-}
 
 // taskAdmission is what the gate of a task's dependencies on other pipelines
 // decided when an attempt of the task was about to start.

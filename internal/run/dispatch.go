@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/readiness"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // state is where a task stands in a supervisor's session.
@@ -240,48 +241,6 @@ func (d *dispatcher) load(ctx context.Context) error {
 	return nil
 }
 
-// taskRunRow is a task's summary under a run with its active attempt.
-type taskRunRow struct {
-	taskRunID     int64
-	up            upstream
-	count         int
-	message       string
-	attemptStatus string // "" when no attempt is active
-	owner         string
-	queued        queued
-	notBefore     time.Time
-}
-
-// loadTaskRuns reads every task run of a run, by task id.
-func loadTaskRuns(ctx context.Context, q engine.Querier, runID int64) (map[int64]taskRunRow, error) {
-	rows, err := q.QueryContext(ctx, `SELECT t.TASK_ID, t.TASK_RUN_ID, t.STATUS, t.ATTEMPT_COUNT, t.ROWS_WRITTEN, t.TARGET_COUNT,
-			t.ERROR_MESSAGE, a.ATTEMPT_ID, a.ATTEMPT_NUMBER, a.STATUS, a.OWNER_ID, a.NOT_BEFORE
-		FROM AUD_TASK_RUN_LOG t
-		LEFT JOIN AUD_TASK_ATTEMPTS a ON a.TASK_RUN_ID = t.TASK_RUN_ID AND a.STATUS IN ($2, $3, $4)
-		WHERE t.PIPELINE_RUN_ID = $1`, runID, AttemptQueued, AttemptClaimed, AttemptRunning)
-	if err != nil {
-		return nil, exit.Wrap(exit.EngineDB, err, "could not read the task runs of pipeline_run_id=%d", runID)
-	}
-	defer rows.Close()
-	out := map[int64]taskRunRow{}
-	for rows.Next() {
-		var taskID int64
-		var r taskRunRow
-		var msg, status, owner sql.NullString
-		var attemptID, number sql.NullInt64
-		var notBefore engine.Time
-		if err := rows.Scan(&taskID, &r.taskRunID, &r.up.Status, &r.count, &r.up.RowsWritten, &r.up.TargetCount,
-			&msg, &attemptID, &number, &status, &owner, &notBefore); err != nil {
-			return nil, exit.Wrap(exit.EngineDB, err, "could not read the task runs of pipeline_run_id=%d", runID)
-		}
-		r.message, r.attemptStatus, r.owner = msg.String, status.String, owner.String
-		r.queued = queued{TaskRunID: r.taskRunID, AttemptID: attemptID.Int64, Number: int(number.Int64)}
-		r.notBefore = notBefore.Time
-		out[taskID] = r
-	}
-	return out, rows.Err()
-}
-
 // schedule skips the tasks that can never run and starts the ready ones
 // while slots are free, in wave order so that skips cascade in one pass. A
 // task whose own pipeline's upstreams have settled and whose dependencies on
@@ -347,7 +306,10 @@ func (d *dispatcher) admit(ctx context.Context, t *task, needed int) error {
 
 // judge says whether a pending task is ready, or, with the reasons, that it
 // can never run under this run, or how many of its dependencies on other
-// pipelines its gate must find satisfied; none of these means it waits.
+// pipelines its gate must find satisfied; none of these means it waits. A
+// forced run waits for its upstreams to settle in this session; otherwise
+// the readiness rule decides, an upstream counting as ended once it settled
+// here (a failed one only once failures are final).
 func (d *dispatcher) judge(t *task) (ready bool, unmet []string, gateNeed int) {
 	if d.force {
 		for _, u := range d.g.Upstreams(t.t) {
@@ -357,42 +319,19 @@ func (d *dispatcher) judge(t *task) (ready bool, unmet []string, gateNeed int) {
 		}
 		return true, nil, 0
 	}
-	need := t.t.Required()
-	sat, open := 0, 0
-	var cross []*pipeline.Dependency
-	for _, dep := range t.t.Deps {
-		if dep.CrossPipeline {
-			cross = append(cross, dep)
-			continue
-		}
-		u := d.byID[dep.UpstreamTaskID]
-		switch {
-		case u.st == succeeded || u.st == skipped || (u.st == failed && d.failuresFinal):
-			if satisfies(dep.Type, u.up) {
-				sat++
-			} else {
-				unmet = append(unmet, "upstream "+unmetText(dep, u.up))
+	failures := readiness.FailuresPending
+	if d.failuresFinal {
+		failures = readiness.FailuresFinal
+	}
+	v := readiness.Decide(readiness.Question{Task: t.t, Failures: failures, Backfill: d.run.Backfill,
+		Upstream: func(dep *pipeline.Dependency) readiness.Upstream {
+			switch u := d.byID[dep.UpstreamTaskID]; u.st {
+			case succeeded, skipped, failed:
+				return u.up.judged()
 			}
-		default:
-			open++
-		}
-	}
-	switch {
-	case sat >= need:
-		return true, nil, 0
-	case sat+open+len(cross) < need:
-		return false, unmet, 0
-	case open > 0:
-		return false, nil, 0
-	case d.run.Backfill:
-		met, reasons := backfillCross(cross)
-		if sat+met >= need {
-			return true, nil, 0
-		}
-		return false, append(unmet, reasons...), 0
-	}
-	// Every same-pipeline upstream has settled: the other pipelines decide.
-	return false, nil, need - sat
+			return readiness.Upstream{}
+		}})
+	return v.Decision == readiness.Start, v.Unmet, v.GateNeed
 }
 
 // skip records a task that can never run as SKIPPED. A task that already
@@ -557,7 +496,7 @@ func (d *dispatcher) foreignDetail() string {
 			names = append(names, t.t.Code)
 		}
 	}
-	return strings.Join(names, ", ") + " still IN-PROGRESS in another process; run again once it has finished to continue"
+	return strings.Join(names, ", ") + " still " + TaskInProgress + " in another process; run again once it has finished to continue"
 }
 
 // check reads the run and its pipeline's pause. It returns the run's
@@ -574,10 +513,10 @@ func (d *dispatcher) check(ctx context.Context) (ended, paused string, err error
 		return status, "", nil
 	}
 	if owner.String != d.owner {
-		return "", "", stale(runsTable, d.run.ID, "supervise", fmt.Sprintf("status IN-PROGRESS owner='%s'", d.owner),
+		return "", "", stale(runsTable, d.run.ID, "supervise", fmt.Sprintf("status %s owner='%s'", RunInProgress, d.owner),
 			fmt.Sprintf("status %s owner='%s'", status, owner.String))
 	}
-	p, err := gate.PausedBy(ctx, d.s.opts.DB, d.g.Pipeline.ID)
+	p, err := records.PausedBy(ctx, d.s.opts.DB, d.g.Pipeline.ID)
 	if err != nil || p == nil {
 		return "", "", err
 	}

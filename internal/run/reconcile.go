@@ -9,6 +9,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/lock"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // ReconcileLock is the lock reconcilers take, so two never fence the same
@@ -169,7 +170,7 @@ func (s *Supervisor) activeAttempts(ctx context.Context, cond string, args []any
 		JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = t.PIPELINE_RUN_ID
 		JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID
 		JOIN CFG_TASKS ct ON ct.TASK_ID = t.TASK_ID
-		WHERE a.STATUS IN ('CLAIMED', 'RUNNING') AND `+cond+`
+		WHERE a.STATUS IN (`+records.SQL(records.AttemptClaimed, records.AttemptRunning)+`) AND `+cond+`
 		ORDER BY a.ATTEMPT_ID`, args...)
 	if err != nil {
 		return nil, exit.Wrap(exit.EngineDB, err, "could not read the attempts to reconcile")
@@ -215,7 +216,7 @@ func (s *Supervisor) releaseRuns(ctx context.Context, now time.Time, cond string
 		cond, args = "r.PIPELINE_ID = $1", args[:1]
 	}
 	rows, err := s.opts.DB.QueryContext(ctx, `SELECT r.PIPELINE_RUN_ID, r.OWNER_ID, r.LEASE_EXPIRES_AT FROM AUD_PIPELINES_RUN_LOG r
-		WHERE r.STATUS = 'IN-PROGRESS' AND r.OWNER_ID IS NOT NULL AND `+cond+`
+		WHERE r.STATUS = `+records.SQL(records.RunInProgress)+` AND r.OWNER_ID IS NOT NULL AND `+cond+`
 		ORDER BY r.PIPELINE_RUN_ID`, args...)
 	if err != nil {
 		return nil, exit.Wrap(exit.EngineDB, err, "could not read the runs to reconcile")

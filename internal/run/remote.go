@@ -24,7 +24,7 @@ const NotRunByOrchestrator = "not run by the orchestrator"
 // lostByOrchestrator is why --finalize-only records a task still
 // IN-PROGRESS FAILED: the orchestrator waits for every task before it
 // finalizes, so that task's process ended without recording an outcome.
-const lostByOrchestrator = "still IN-PROGRESS when the orchestrator finalized the run: its run --task_code process ended without recording an outcome"
+const lostByOrchestrator = "still " + TaskInProgress + " when the orchestrator finalized the run: its run --task_code process ended without recording an outcome"
 
 // InitRun starts or resumes the pipeline's run without running a task (run
 // --init-only, an orchestrator's first step), and leaves it IN-PROGRESS with
@@ -85,7 +85,7 @@ func (s *Supervisor) FinalizeRun(ctx context.Context, req Request) (Outcome, err
 	}
 	out.RunID = r.ID
 	if r.Status != RunInProgress {
-		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is %s; expected IN-PROGRESS to finalize", g.Pipeline.Code, r.ID, r.Status)
+		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is %s; expected %s to finalize", g.Pipeline.Code, r.ID, r.Status, RunInProgress)
 	}
 	owner := NewOwner()
 	b, err := s.bindRun(ctx, g, start{req: Request{RunID: r.ID}, owner: owner})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/readiness"
 )
 
 // Rerun runs a task again under the selected run, as an operator asks (run
@@ -58,7 +59,7 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 		case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
 			if i == 0 {
 				out.Status, out.Code = TaskInProgress, exit.Incomplete
-				out.Detail = fmt.Sprintf("%s is already IN-PROGRESS under pipeline_run_id=%d (held by %s)", x.Code, r.ID, row.owner)
+				out.Detail = fmt.Sprintf("%s is already %s under pipeline_run_id=%d (held by %s)", x.Code, TaskInProgress, r.ID, row.owner)
 				return out, nil
 			}
 			left = append(left, x.Code)
@@ -116,7 +117,7 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 		}
 	}
 	if !ended {
-		out.Status, out.Detail = RunInProgress, joinDetail(detail, "the run is still IN-PROGRESS: etl-craft run --pipeline_code "+g.Pipeline.Code+" finishes it")
+		out.Status, out.Detail = RunInProgress, joinDetail(detail, "the run is still "+RunInProgress+": etl-craft run --pipeline_code "+g.Pipeline.Code+" finishes it")
 		return out, nil
 	}
 	fin, err := s.refinish(ctx, g, r)
@@ -164,18 +165,10 @@ func downstreamOf(g *pipeline.Graph, t *pipeline.Task) []*pipeline.Task {
 }
 
 // ownSatisfied reports whether enough of a task's dependencies on its own
-// pipeline's tasks are satisfied under the run for it to run again: its run
-// condition, counted over those dependencies only.
+// pipeline's tasks are satisfied under the run for it to run again: the
+// readiness rule over those dependencies only, failures as they stand.
 func ownSatisfied(t *pipeline.Task, rows map[int64]taskRunRow) bool {
-	own, sat := 0, 0
-	for _, d := range t.Deps {
-		if d.CrossPipeline {
-			continue
-		}
-		own++
-		if row, ok := rows[d.UpstreamTaskID]; ok && satisfies(d.Type, row.up) {
-			sat++
-		}
-	}
-	return sat >= min(t.Required(), own)
+	v := readiness.Decide(readiness.Question{Task: t, Upstream: rowsUpstream(rows), Failures: readiness.FailuresAsTheyStand,
+		OwnOnly: true})
+	return v.Decision == readiness.Start
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -229,7 +230,7 @@ func (s *Supervisor) policyOf(g *pipeline.Graph, t *pipeline.Task) (Policy, erro
 // leases are reconciled, and the warehouse is tested when the tasks need it.
 func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*pipeline.Task, out *Outcome) (paused bool, err error) {
 	if !s.opts.Remote {
-		p, err := gate.PausedBy(ctx, s.opts.DB, g.Pipeline.ID)
+		p, err := records.PausedBy(ctx, s.opts.DB, g.Pipeline.ID)
 		if err != nil {
 			return false, err
 		}

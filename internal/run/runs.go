@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -11,11 +10,11 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/gate"
-	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
-// runRow is one AUD_PIPELINES_RUN_LOG row.
+// runRow is one AUD_PIPELINES_RUN_LOG row, as this package reads it.
 type runRow struct {
 	ID, PipelineID int64
 	Status         string
@@ -28,58 +27,33 @@ type runRow struct {
 	Start          engine.Time
 }
 
-const runColumns = `PIPELINE_RUN_ID, PIPELINE_ID, STATUS, RUN_KEY, TRIGGER_KIND, RUN_DATE, BACKFILL,
-	OWNER_ID, LEASE_EXPIRES_AT, START_DATE`
-
-func scanRun(s interface{ Scan(...any) error }) (runRow, error) {
-	var r runRow
-	var date engine.Time
-	var backfill string
-	var owner sql.NullString
-	err := s.Scan(&r.ID, &r.PipelineID, &r.Status, &r.Key, &r.TriggerKind, &date, &backfill, &owner, &r.Lease, &r.Start)
-	if date.Valid {
-		r.RunDate = date.Time.Format(time.DateOnly)
-	}
-	r.Backfill, r.Owner = backfill == "Y", owner.String
-	return r, err
+// rowOf is the runRow of a run log row.
+func rowOf(r records.Run) runRow {
+	return runRow{ID: r.ID, PipelineID: r.PipelineID, Status: string(r.Status), Key: r.Key, TriggerKind: string(r.TriggerKind),
+		RunDate: r.RunDate, Backfill: r.Backfill, Owner: r.Owner, Lease: r.Lease, Start: r.Start}
 }
 
 // runWhere returns the pipeline's runs matching a condition on columns of
-// AUD_PIPELINES_RUN_LOG, oldest first.
+// AUD_PIPELINES_RUN_LOG r, oldest first.
 func runWhere(ctx context.Context, q engine.Querier, pipelineID int64, cond string, args ...any) ([]runRow, error) {
-	rows, err := q.QueryContext(ctx, "SELECT "+runColumns+" FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID = $1 AND "+
-		cond+" ORDER BY PIPELINE_RUN_ID", append([]any{pipelineID}, args...)...)
+	rows, err := records.QueryRuns(ctx, q, "SELECT "+records.RunColumns+records.RunsFrom+"WHERE r.PIPELINE_ID = $1 AND "+
+		cond+" ORDER BY r.PIPELINE_RUN_ID", append([]any{pipelineID}, args...)...)
 	if err != nil {
-		return nil, exit.Wrap(exit.EngineDB, err, "could not read %s", runsTable)
+		return nil, err
 	}
-	defer rows.Close()
-	var out []runRow
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, exit.Wrap(exit.EngineDB, err, "could not read %s", runsTable)
-		}
-		out = append(out, r)
+	out := make([]runRow, len(rows))
+	for i, r := range rows {
+		out[i] = rowOf(r)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // selectRun returns the run a command about one run works on, chosen as
-// inspect.SelectRun chooses (by id, by key, or the pipeline's one run that has
-// not ended; anything else is exit 9, listing the candidates).
+// records.SelectRun chooses (by id, by key, or the pipeline's one run that
+// has not ended; anything else is exit 9, listing the candidates).
 func selectRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, req Request) (runRow, error) {
-	sel, err := inspect.SelectRun(ctx, q, p, inspect.RunSelector{ID: req.RunID, Key: req.RunKey})
-	if err != nil {
-		return runRow{}, err
-	}
-	runs, err := runWhere(ctx, q, p.ID, "PIPELINE_RUN_ID = $2", sel.ID)
-	if err == nil && len(runs) == 0 {
-		err = exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is gone", p.Code, sel.ID)
-	}
-	if err != nil {
-		return runRow{}, err
-	}
-	return runs[0], nil
+	r, err := records.SelectRun(ctx, q, p.ID, p.Code, records.RunSelector{ID: req.RunID, Key: req.RunKey})
+	return rowOf(r), err
 }
 
 // start says how a command binds to its run.
@@ -221,11 +195,11 @@ func (s *Supervisor) findRun(ctx context.Context, tx *wtx, g *pipeline.Graph, st
 		r, err = selectRun(ctx, tx, g.Pipeline, Request{RunID: st.req.RunID})
 		runs = []runRow{r}
 	case st.req.RunKey != "":
-		runs, err = runWhere(ctx, tx, g.Pipeline.ID, "RUN_KEY = $2", st.req.RunKey)
+		runs, err = runWhere(ctx, tx, g.Pipeline.ID, "r.RUN_KEY = $2", st.req.RunKey)
 	default:
-		runs, err = runWhere(ctx, tx, g.Pipeline.ID, "STATUS = $2", RunInProgress)
+		runs, err = runWhere(ctx, tx, g.Pipeline.ID, "r.STATUS = $2", RunInProgress)
 		if err == nil && len(runs) == 0 && !st.backfill {
-			runs, err = runWhere(ctx, tx, g.Pipeline.ID, "STATUS = $2 AND BACKFILL = 'N'", RunQueued)
+			runs, err = runWhere(ctx, tx, g.Pipeline.ID, "r.STATUS = $2 AND r.BACKFILL = 'N'", RunQueued)
 		}
 	}
 	if err != nil || len(runs) == 0 {
@@ -286,7 +260,7 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 	o, err := gate.Await(ctx, s.clock(), func(_ context.Context, now time.Time) (gate.Outcome, error) {
 		var o gate.Outcome
 		lookErr = inTx(db, s.opts.DB, func(tx *wtx) error {
-			cur, err := runWhere(db, tx, g.Pipeline.ID, "PIPELINE_RUN_ID = $2", r.ID)
+			cur, err := runWhere(db, tx, g.Pipeline.ID, "r.PIPELINE_RUN_ID = $2", r.ID)
 			if err != nil {
 				return err
 			}
@@ -313,7 +287,7 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 					return exit.Wrap(exit.EngineDB, err, "could not read %s", runsTable)
 				}
 				if other != 0 {
-					return stale(runsTable, r.ID, "end", "no other IN-PROGRESS run of the pipeline",
+					return stale(runsTable, r.ID, "end", "no other "+RunInProgress+" run of the pipeline",
 						fmt.Sprintf("another process started pipeline_run_id=%d", other))
 				}
 				return endQueuedRun(db, tx, r.ID, RunSkipped, time.Now())
@@ -329,7 +303,7 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 	if exit.Is(err, exit.StaleTransition) {
 		// Another process admitted, or ended, the run meanwhile; or it
 		// started another run of the pipeline.
-		if cur, rerr := runWhere(db, s.opts.DB, g.Pipeline.ID, "PIPELINE_RUN_ID = $2", r.ID); rerr == nil && len(cur) == 1 && cur[0].Status != RunQueued {
+		if cur, rerr := runWhere(db, s.opts.DB, g.Pipeline.ID, "r.PIPELINE_RUN_ID = $2", r.ID); rerr == nil && len(cur) == 1 && cur[0].Status != RunQueued {
 			nq.run, err = cur[0], nq
 		}
 	}

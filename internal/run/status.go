@@ -1,59 +1,47 @@
 package run
 
-// Run statuses (AUD_PIPELINES_RUN_LOG.STATUS).
-const (
-	RunQueued     = "QUEUED"
-	RunInProgress = "IN-PROGRESS"
-	RunSuccess    = "SUCCESS"
-	RunFailed     = "FAILED"
-	RunSkipped    = "SKIPPED"
-	RunCancelled  = "CANCELLED"
-)
+import "github.com/etl-craft/etl-craft/internal/records"
 
-// Task-run statuses (AUD_TASK_RUN_LOG.STATUS): the summary of a task's
-// latest attempt under a run.
+// The status words of the run log, as the strings this package records and
+// reports; the words and their meaning are records'.
 const (
-	TaskInProgress = "IN-PROGRESS"
-	TaskSuccess    = "SUCCESS"
-	TaskFailed     = "FAILED"
-	TaskSkipped    = "SKIPPED"
-	TaskCancelled  = "CANCELLED"
-)
+	// Run statuses (AUD_PIPELINES_RUN_LOG.STATUS).
+	RunQueued     = string(records.RunQueued)
+	RunInProgress = string(records.RunInProgress)
+	RunSuccess    = string(records.RunSuccess)
+	RunFailed     = string(records.RunFailed)
+	RunSkipped    = string(records.RunSkipped)
+	RunCancelled  = string(records.RunCancelled)
 
-// Attempt statuses (AUD_TASK_ATTEMPTS.STATUS). QUEUED, CLAIMED and RUNNING
-// are active; the others are terminal and immutable.
-const (
-	AttemptQueued    = "QUEUED"
-	AttemptClaimed   = "CLAIMED"
-	AttemptRunning   = "RUNNING"
-	AttemptSuccess   = "SUCCESS"
-	AttemptFailed    = "FAILED"
-	AttemptTimedOut  = "TIMED_OUT"
-	AttemptCancelled = "CANCELLED"
-	AttemptLost      = "LOST"
-)
+	// Task-run statuses (AUD_TASK_RUN_LOG.STATUS).
+	TaskInProgress = string(records.TaskInProgress)
+	TaskSuccess    = string(records.TaskSuccess)
+	TaskFailed     = string(records.TaskFailed)
+	TaskSkipped    = string(records.TaskSkipped)
+	TaskCancelled  = string(records.TaskCancelled)
 
-// Trigger kinds (AUD_PIPELINES_RUN_LOG.TRIGGER_KIND).
-const (
-	TriggerManual       = "MANUAL"
-	TriggerSchedule     = "SCHEDULE"
-	TriggerBackfill     = "BACKFILL"
-	TriggerOrchestrator = "ORCHESTRATOR"
-	TriggerStandIn      = "STAND_IN"
+	// Attempt statuses (AUD_TASK_ATTEMPTS.STATUS).
+	AttemptQueued    = string(records.AttemptQueued)
+	AttemptClaimed   = string(records.AttemptClaimed)
+	AttemptRunning   = string(records.AttemptRunning)
+	AttemptSuccess   = string(records.AttemptSuccess)
+	AttemptFailed    = string(records.AttemptFailed)
+	AttemptTimedOut  = string(records.AttemptTimedOut)
+	AttemptCancelled = string(records.AttemptCancelled)
+	AttemptLost      = string(records.AttemptLost)
+
+	// Trigger kinds (AUD_PIPELINES_RUN_LOG.TRIGGER_KIND).
+	TriggerManual       = string(records.TriggerManual)
+	TriggerSchedule     = string(records.TriggerSchedule)
+	TriggerBackfill     = string(records.TriggerBackfill)
+	TriggerOrchestrator = string(records.TriggerOrchestrator)
+	TriggerStandIn      = string(records.TriggerStandIn)
 )
 
 // runEnded reports whether a run status is terminal.
-func runEnded(status string) bool {
-	return status != RunQueued && status != RunInProgress
-}
+func runEnded(status string) bool { return records.RunStatus(status).Ended() }
 
 // summaryOf returns the task-run status an attempt status reads as.
 func summaryOf(attemptStatus string) string {
-	switch attemptStatus {
-	case AttemptQueued, AttemptClaimed, AttemptRunning:
-		return TaskInProgress
-	case AttemptTimedOut, AttemptLost:
-		return TaskFailed
-	}
-	return attemptStatus
+	return string(records.AttemptStatus(attemptStatus).Summary())
 }

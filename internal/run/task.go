@@ -10,6 +10,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/readiness"
 )
 
 // RunTask runs one task under the selected run: the run named by id or key,
@@ -61,7 +62,7 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 	case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
 		// A duplicate delivery: the attempt that holds the task finishes it.
 		out.Status = TaskInProgress
-		out.Detail = fmt.Sprintf("already IN-PROGRESS %s (task_run_id=%d, held by %s)", under, row.taskRunID, row.owner)
+		out.Detail = fmt.Sprintf("already %s %s (task_run_id=%d, held by %s)", TaskInProgress, under, row.taskRunID, row.owner)
 		return out, nil
 	case hasRow && !req.Force && (row.up.Status == TaskSuccess || row.up.Status == TaskSkipped):
 		out.Status = row.up.Status
@@ -264,14 +265,14 @@ func (s *Supervisor) runForOrchestrator(ctx context.Context, g *pipeline.Graph, 
 	switch {
 	case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
 		return out, exit.Errorf(exit.StaleTransition,
-			"%s: already IN-PROGRESS under pipeline_run_id=%d (task_run_id=%d, held by %s); one attempt runs at a time, so this delivery runs nothing",
-			t.Code, r.ID, row.taskRunID, row.owner)
+			"%s: already %s under pipeline_run_id=%d (task_run_id=%d, held by %s); one attempt runs at a time, so this delivery runs nothing",
+			t.Code, TaskInProgress, r.ID, row.taskRunID, row.owner)
 	case r.Status == RunQueued:
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet", g.Pipeline.Code, r.ID)
 	case r.Status == RunCancelled:
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened", g.Pipeline.Code, r.ID)
 	case runEnded(r.Status):
-		s.log.Warn("the orchestrator ran a task of an ended run: the run is IN-PROGRESS again until --finalize-only ends it",
+		s.log.Warn("the orchestrator ran a task of an ended run: the run is "+RunInProgress+" again until --finalize-only ends it",
 			"pipeline_run_id", r.ID, "task", t.Code, "was", r.Status)
 		if err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
 			return reopenRun(ctx, tx, r.ID, t.ID, "the orchestrator ran "+t.Code+" again after the run ended "+r.Status)
@@ -336,7 +337,7 @@ func (s *Supervisor) refinish(ctx context.Context, g *pipeline.Graph, r runRow) 
 		}
 	}
 	if len(open) > 0 {
-		s.log.Info("the reopened run stays IN-PROGRESS: tasks have not ended", "pipeline_run_id", r.ID, "tasks", open)
+		s.log.Info("the reopened run stays "+RunInProgress+": tasks have not ended", "pipeline_run_id", r.ID, "tasks", open)
 		out.Detail = fmt.Sprintf("%d task(s) still need to run: %s; etl-craft run --pipeline_code %s runs them",
 			len(open), strings.Join(open, ", "), g.Pipeline.Code)
 		return out, nil
@@ -345,47 +346,18 @@ func (s *Supervisor) refinish(ctx context.Context, g *pipeline.Graph, r runRow) 
 }
 
 // judgeTask judges a single task's dependencies on its own pipeline's tasks
-// against the run's task runs. An upstream that ended satisfies its edge as
-// satisfies says; one that ended SUCCESS or SKIPPED without satisfying it
-// makes the edge unmet for good. waiting names what is not met yet when the
-// task must wait. When its own pipeline's upstreams have all settled and
-// its dependencies on other pipelines decide, gateNeed is how many of those
-// its gate must find satisfied; under a backfill's run they are judged here
-// (backfillCross).
+// against the run's task runs, by the readiness rule with failures as they
+// stand: a FAILED upstream counts where it satisfies its edge and is waited
+// for where it does not. waiting names what is not met yet when the task
+// must wait. When its own pipeline's upstreams have all ended and its
+// dependencies on other pipelines decide, gateNeed is how many of those its
+// gate must find satisfied; under a backfill's run they are judged by the
+// rule itself.
 func judgeTask(t *pipeline.Task, rows map[int64]taskRunRow, backfill bool) (ready bool, unmet []string, waiting string, gateNeed int) {
-	need := t.Required()
-	sat := 0
-	var open []string
-	cross := crossDeps(t)
-	for _, d := range t.Deps {
-		if d.CrossPipeline {
-			continue
-		}
-		row, ok := rows[d.UpstreamTaskID]
-		switch {
-		case !ok || row.up.Status == TaskInProgress:
-			open = append(open, fmt.Sprintf("%s (%s) has not ended", d.Label(), d.Type))
-		case satisfies(d.Type, row.up):
-			sat++
-		case row.up.Status == TaskSuccess || row.up.Status == TaskSkipped:
-			unmet = append(unmet, "upstream "+unmetText(d, row.up))
-		default:
-			open = append(open, fmt.Sprintf("%s (%s) ended %s and may run again", d.Label(), d.Type, row.up.Status))
-		}
+	v := readiness.Decide(readiness.Question{Task: t, Upstream: rowsUpstream(rows), Failures: readiness.FailuresAsTheyStand,
+		Backfill: backfill})
+	if v.Decision == readiness.Wait {
+		waiting = v.Reason()
 	}
-	switch {
-	case sat >= need:
-		return true, nil, "", 0
-	case sat+len(open)+len(cross) < need:
-		return false, unmet, "", 0
-	case len(open) > 0:
-		return false, nil, strings.Join(open, "; "), 0
-	case backfill:
-		met, reasons := backfillCross(cross)
-		if sat+met >= need {
-			return true, nil, "", 0
-		}
-		return false, append(unmet, reasons...), "", 0
-	}
-	return false, nil, "", need - sat
+	return v.Decision == readiness.Start, v.Unmet, waiting, v.GateNeed
 }
