@@ -58,7 +58,7 @@ func Main(args []string, stdout, stderr io.Writer) (status int) {
 		a.logger().Error("unexpected failure", "error", err.Error())
 		fmt.Fprintf(stderr, "error: unexpected %T: %v\n", rootCause(err), err)
 	} else {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: %s\n", exit.Flagged(err))
 	}
 	fmt.Fprint(stderr, serverDetail(err))
 	if code == exit.Usage {

@@ -6,6 +6,7 @@ package exit
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code is a process exit status with a fixed meaning.
@@ -119,3 +120,69 @@ func CodeOf(err error) Code {
 
 // Is reports whether err carries the given code.
 func Is(err error, code Code) bool { return err != nil && CodeOf(err) == code }
+
+// FieldError is a request refused because of its fields, such as a missing
+// reason. Its text names each field as {field}, in the request's own words
+// ("reason", "task"), so that each front end writes the fields its way: the
+// command line as flags, an HTTP API as JSON names. Error writes the bare
+// field names.
+type FieldError struct {
+	// Fields are the fields the text names, in order; the first is the one
+	// at fault.
+	Fields []string
+	// Text is the message, with each field written {field}.
+	Text string
+}
+
+// Fieldf returns a domain error with the code whose message names request
+// fields as {field} (see FieldError).
+func Fieldf(code Code, format string, args ...any) error {
+	text := fmt.Sprintf(format, args...)
+	var fields []string
+	for rest := text; ; {
+		_, after, ok := strings.Cut(rest, "{")
+		if !ok {
+			break
+		}
+		name, tail, ok := strings.Cut(after, "}")
+		if !ok {
+			break
+		}
+		fields, rest = append(fields, name), tail
+	}
+	return &Error{Code: code, Err: &FieldError{Fields: fields, Text: text}}
+}
+
+// Error writes the message with the bare field names.
+func (e *FieldError) Error() string { return e.Render(func(f string) string { return f }) }
+
+// Render writes the message with each field as name writes it.
+func (e *FieldError) Render(name func(field string) string) string {
+	pairs := make([]string, 0, 2*len(e.Fields))
+	for _, f := range e.Fields {
+		pairs = append(pairs, "{"+f+"}", name(f))
+	}
+	return strings.NewReplacer(pairs...).Replace(e.Text)
+}
+
+// Flag is the command-line flag that sets a request field: --pipeline_code
+// and --task_code for pipeline and task, else the field with dashes, such
+// as --run-date for run_date.
+func Flag(field string) string {
+	switch field {
+	case "pipeline", "task":
+		return "--" + field + "_code"
+	}
+	return "--" + strings.ReplaceAll(field, "_", "-")
+}
+
+// Flagged returns err's message as the command line prints it: the request
+// fields it names (see FieldError) written as their flags.
+func Flagged(err error) string {
+	msg := err.Error()
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return msg
+	}
+	return strings.Replace(msg, fe.Error(), fe.Render(Flag), 1)
+}

@@ -86,8 +86,8 @@ func ParseSince(s string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, exit.Errorf(exit.Usage,
-		"--since %q is not an ISO date or timestamp: write 2026-10-01, 2026-10-01T08:00:00 (UTC) or 2026-10-01T08:00:00+02:00", s)
+	return time.Time{}, exit.Fieldf(exit.Usage,
+		"{since} %q is not an ISO date or timestamp: write 2026-10-01, 2026-10-01T08:00:00 (UTC) or 2026-10-01T08:00:00+02:00", s)
 }
 
 // ReadAudit returns the audit trail the filter keeps. An unknown pipeline

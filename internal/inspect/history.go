@@ -80,10 +80,10 @@ func (h History) Empty() bool { return len(h.Runs) == 0 && len(h.TaskRuns) == 0 
 // has an empty history whatever the selection.
 func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (History, error) {
 	if req.Limit < 1 {
-		return History{}, exit.Errorf(exit.Usage, "--limit must be 1 or more, got %d", req.Limit)
+		return History{}, exit.Fieldf(exit.Usage, "{limit} must be 1 or more, got %d", req.Limit)
 	}
 	if req.All && !req.Selector.IsZero() {
-		return History{}, exit.Errorf(exit.Usage, "--all lists the recent runs: do not pass --run-id or --run-key with it")
+		return History{}, exit.Fieldf(exit.Usage, "{all} lists the recent runs: do not pass {run_id} or {run_key} with it")
 	}
 	g, err := pipeline.Load(ctx, q, req.PipelineCode)
 	if err != nil {

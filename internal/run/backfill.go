@@ -49,18 +49,18 @@ type BackfillOutcome struct {
 func BackfillDates(first, last string) ([]string, error) {
 	from, err := time.Parse(time.DateOnly, first)
 	if err != nil {
-		return nil, exit.Errorf(exit.Usage, "--backfill %s:%s: %q is not a date: write YYYY-MM-DD", first, last, first)
+		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s: %q is not a date: write YYYY-MM-DD", first, last, first)
 	}
 	to, err := time.Parse(time.DateOnly, last)
 	if err != nil {
-		return nil, exit.Errorf(exit.Usage, "--backfill %s:%s: %q is not a date: write YYYY-MM-DD", first, last, last)
+		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s: %q is not a date: write YYYY-MM-DD", first, last, last)
 	}
 	if to.Before(from) {
-		return nil, exit.Errorf(exit.Usage, "--backfill runs from the first date to the last: %s is after %s", first, last)
+		return nil, exit.Fieldf(exit.Usage, "{backfill} runs from the first date to the last: %s is after %s", first, last)
 	}
 	n := int(to.Sub(from).Hours()/24) + 1
 	if n > MaxBackfillDates {
-		return nil, exit.Errorf(exit.Usage, "--backfill %s:%s is %d dates; one backfill runs at most %d, so split it", first, last, n, MaxBackfillDates)
+		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s is %d dates; one backfill runs at most %d, so split it", first, last, n, MaxBackfillDates)
 	}
 	dates := make([]string, n)
 	for i := range dates {
@@ -81,7 +81,7 @@ func BackfillDates(first, last string) ([]string, error) {
 // progress, and stops when another run starts, or the pipeline is paused,
 // between two dates.
 func (s *Supervisor) Backfill(ctx context.Context, req BackfillRequest) (BackfillOutcome, error) {
-	if err := s.checkIntervention("--backfill", req.Reason); err != nil {
+	if err := s.checkIntervention("{backfill}", req.Reason); err != nil {
 		return BackfillOutcome{}, err
 	}
 	dates, err := BackfillDates(req.From, req.To)
