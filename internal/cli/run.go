@@ -14,6 +14,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -193,51 +194,36 @@ func (a *app) afterRunHooks(cfg *config.Config, db *engine.DB, shared *run.Share
 	return []run.Hook{{Name: "clone", Run: func(ctx context.Context, _ run.Ended) error { return hook(ctx) }}}
 }
 
-// outcomeDocument is the JSON form of a run's outcome: etl-craft/run/1, or
-// etl-craft/task-run/1 for a single task.
-func outcomeDocument(o run.Outcome) map[string]any {
-	doc := map[string]any{
-		"schema":          "etl-craft/run/1",
-		"pipeline_code":   o.PipelineCode,
-		"pipeline_run_id": nullable(o.RunID),
-		"status":          o.Status,
-		"detail":          o.Detail,
-		"exit_code":       int(o.Code),
-	}
+// outcomeDocument is the JSON form of a run's outcome:
+// etl-craft/run-outcome/1, or etl-craft/task-outcome/1 for a single task.
+func outcomeDocument(o run.Outcome) report.Outcome {
+	doc := report.Outcome{Schema: report.SchemaRunOutcome, PipelineCode: o.PipelineCode, PipelineRunID: nullable(o.RunID),
+		Status: o.Status, Detail: o.Detail, ExitCode: int(o.Code)}
 	if o.TaskCode != "" {
-		doc["schema"], doc["task_code"] = "etl-craft/task-run/1", o.TaskCode
+		doc.Schema, doc.TaskCode = report.SchemaTaskOutcome, o.TaskCode
 	}
 	return doc
 }
 
 // backfillDocument is the JSON form of a backfill: etl-craft/backfill/1,
-// with each run's etl-craft/run/1 document, and the one that stopped it.
-func backfillDocument(b run.BackfillOutcome) map[string]any {
-	runs := make([]map[string]any, len(b.Runs))
+// with each run's outcome document, and the one that stopped it.
+func backfillDocument(b run.BackfillOutcome) report.Backfill {
+	doc := report.Backfill{Schema: report.SchemaBackfill, PipelineCode: b.PipelineCode, From: b.From, To: b.To,
+		Status: b.Status, Message: b.Message, Runs: make([]report.Outcome, len(b.Runs)), ExitCode: int(b.Code)}
 	for i, o := range b.Runs {
-		runs[i] = outcomeDocument(o)
+		doc.Runs[i] = outcomeDocument(o)
 	}
-	var stopped any
 	if b.Stopped != nil {
-		stopped = outcomeDocument(*b.Stopped)
+		stopped := outcomeDocument(*b.Stopped)
+		doc.Stopped = &stopped
 	}
-	return map[string]any{
-		"schema":        "etl-craft/backfill/1",
-		"pipeline_code": b.PipelineCode,
-		"from":          b.From,
-		"to":            b.To,
-		"status":        b.Status,
-		"message":       b.Message,
-		"runs":          runs,
-		"stopped":       stopped,
-		"exit_code":     int(b.Code),
-	}
+	return doc
 }
 
 // nullable returns nil for a zero id.
-func nullable(id int64) any {
+func nullable(id int64) *int64 {
 	if id == 0 {
 		return nil
 	}
-	return id
+	return &id
 }

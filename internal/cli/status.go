@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 func (a *app) statusCommand() *cobra.Command {
@@ -65,12 +66,12 @@ func (a *app) statusCommand() *cobra.Command {
 
 // logChosenRun says, at INFO on stderr, which run a read-only command shows
 // when no --run-id or --run-key chose it; the result on stdout stays as it is.
-func (a *app) logChosenRun(chosen inspect.Choice, pipelineCode string, runID int64) {
+func (a *app) logChosenRun(chosen report.Choice, pipelineCode string, runID int64) {
 	switch chosen {
-	case inspect.ChoiceActive:
+	case report.ChoiceActive:
 		a.logger().Info("showing the pipeline's run that has not ended (no --run-id or --run-key given)",
 			"pipeline", pipelineCode, "pipeline_run_id", runID)
-	case inspect.ChoiceLatest:
+	case report.ChoiceLatest:
 		a.logger().Info("showing the pipeline's most recent run: none is QUEUED or IN-PROGRESS "+
 			"(--run-id or --run-key chooses another)", "pipeline", pipelineCode, "pipeline_run_id", runID)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // The statuses of runs and of task summaries (a task summary is never QUEUED).
@@ -64,25 +65,9 @@ func (s RunSelector) String() string {
 	return "no --run-id or --run-key"
 }
 
-// Run is one AUD_PIPELINES_RUN_LOG row.
-type Run struct {
-	Schema        string   `json:"schema"`
-	PipelineID    int64    `json:"pipeline_id"`
-	PipelineCode  string   `json:"pipeline_code"`
-	ID            int64    `json:"pipeline_run_id"`
-	Key           string   `json:"run_key"`
-	TriggerKind   string   `json:"trigger_kind"`
-	RunDate       *string  `json:"run_date"`
-	Status        string   `json:"status"`
-	StartDate     *Instant `json:"start_date"`
-	EndDate       *Instant `json:"end_date"`
-	SLAStatus     *string  `json:"sla_status"`
-	Backfill      bool     `json:"backfill"`
-	StartedBy     *string  `json:"started_by"`
-	StartedByKind *string  `json:"started_by_kind"`
-	EndedBy       *string  `json:"ended_by"`
-	EndedByKind   *string  `json:"ended_by_kind"`
-}
+// Run is a run a selection chose: its document, and what a selection says
+// of it.
+type Run struct{ report.Run }
 
 // Ended reports whether the run has ended: it is neither QUEUED nor
 // IN-PROGRESS.
@@ -108,7 +93,7 @@ const runColumns = `r.PIPELINE_RUN_ID, r.PIPELINE_ID, p.PIPELINE_CODE, r.RUN_KEY
 const runsFrom = ` FROM AUD_PIPELINES_RUN_LOG r JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID `
 
 func scanRun(s interface{ Scan(...any) error }) (Run, error) {
-	r := Run{Schema: SchemaRun}
+	r := Run{Run: report.Run{Schema: report.SchemaRun}}
 	var runDate, start, end engine.Time
 	var sla, startedBy, startedKind, endedBy, endedKind sql.NullString
 	var backfill string
@@ -204,34 +189,20 @@ func SelectRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, sel R
 	return Run{}, &exit.Error{Code: exit.RunState, Err: &SelectionError{Pipeline: p.Code, Selector: sel, Candidates: runs}}
 }
 
-// Choice says how ViewRun chose its run.
-type Choice string
-
-// The ways ViewRun chooses a run.
-const (
-	// ChoiceSelector is the run the --run-id or --run-key named.
-	ChoiceSelector Choice = "selector"
-	// ChoiceActive is the pipeline's one QUEUED or IN-PROGRESS run.
-	ChoiceActive Choice = "active"
-	// ChoiceLatest is the pipeline's most recent run (the highest
-	// PIPELINE_RUN_ID), chosen because no run of it has not ended.
-	ChoiceLatest Choice = "latest"
-)
-
 // ViewRun returns the run a read-only command shows, and how it was chosen:
 // the run SelectRun chooses, or, without a selector when no run of the
 // pipeline has not ended, its most recent run. Commands that change a run
 // keep SelectRun's strict rule. A pipeline that has never run, a selector
 // that matches no run of the pipeline, or more than one run not ended is a
 // run-state error (exit 9) wrapping a *SelectionError.
-func ViewRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, sel RunSelector) (Run, Choice, error) {
+func ViewRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, sel RunSelector) (Run, report.Choice, error) {
 	run, err := SelectRun(ctx, q, p, sel)
 	var none *SelectionError
 	switch {
 	case !sel.IsZero():
-		return run, ChoiceSelector, err
+		return run, report.ChoiceSelector, err
 	case !errors.As(err, &none) || len(none.Candidates) > 0:
-		return run, ChoiceActive, err
+		return run, report.ChoiceActive, err
 	}
 	runs, err := queryRuns(ctx, q, "SELECT "+runColumns+runsFrom+
 		"WHERE r.PIPELINE_ID = $1 ORDER BY r.PIPELINE_RUN_ID DESC LIMIT 1", p.ID)
@@ -241,5 +212,5 @@ func ViewRun(ctx context.Context, q engine.Querier, p pipeline.Pipeline, sel Run
 	case len(runs) == 0:
 		return Run{}, "", &exit.Error{Code: exit.RunState, Err: &SelectionError{Pipeline: p.Code, NeverRan: true}}
 	}
-	return runs[0], ChoiceLatest, nil
+	return runs[0], report.ChoiceLatest, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/inspect/inspecttest"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // t0 is the fixed time the recorded history starts at.
@@ -143,7 +144,7 @@ func TestViewRunFallsBackToTheMostRecentRun(t *testing.T) {
 
 		// No run is active: the most recent one, though the strict rule refuses.
 		r, chosen, err := inspect.ViewRun(ctx, db, sales, inspect.RunSelector{})
-		if err != nil || r.ID != latest || r.Status != "FAILED" || chosen != inspect.ChoiceLatest {
+		if err != nil || r.ID != latest || r.Status != "FAILED" || chosen != report.ChoiceLatest {
 			t.Fatalf("no selector, no active run: %+v %s %v", r, chosen, err)
 		}
 		_, err = inspect.SelectRun(ctx, db, sales, inspect.RunSelector{})
@@ -151,7 +152,7 @@ func TestViewRunFallsBackToTheMostRecentRun(t *testing.T) {
 
 		// A selector is exact, as SelectRun's.
 		r, chosen, err = inspect.ViewRun(ctx, db, sales, inspect.RunSelector{ID: first})
-		if err != nil || r.ID != first || chosen != inspect.ChoiceSelector {
+		if err != nil || r.ID != first || chosen != report.ChoiceSelector {
 			t.Fatalf("--run-id %d: %+v %s %v", first, r, chosen, err)
 		}
 		_, _, err = inspect.ViewRun(ctx, db, sales, inspect.RunSelector{ID: foreign})
@@ -161,7 +162,7 @@ func TestViewRunFallsBackToTheMostRecentRun(t *testing.T) {
 		active := rec.Run(salesID, inspecttest.Run{Status: "IN-PROGRESS", Start: t0.Add(3 * time.Hour)})
 		rec.Run(salesID, inspecttest.Run{Status: "SUCCESS", Start: t0.Add(4 * time.Hour), End: t0.Add(5 * time.Hour)})
 		r, chosen, err = inspect.ViewRun(ctx, db, sales, inspect.RunSelector{})
-		if err != nil || r.ID != active || chosen != inspect.ChoiceActive {
+		if err != nil || r.ID != active || chosen != report.ChoiceActive {
 			t.Fatalf("no selector, one active run: %+v %s %v", r, chosen, err)
 		}
 	})

@@ -6,65 +6,39 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
-
-// TaskStatus is one active task's state under the selected run.
-type TaskStatus struct {
-	TaskID   int64  `json:"task_id"`
-	TaskCode string `json:"task_code"`
-	// Status is nil while the task has no row under the run.
-	Status          *string  `json:"status"`
-	Attempts        int      `json:"attempts"`
-	RowsWritten     *int64   `json:"rows_written"`
-	DurationSeconds *float64 `json:"duration_seconds"`
-	// Error is the first line of the task's error message.
-	Error *string `json:"error"`
-}
-
-// Status is a run's header and every active task of its pipeline.
-type Status struct {
-	Schema          string       `json:"schema"`
-	Pipeline        PipelineView `json:"pipeline"`
-	Run             Run          `json:"run"`
-	DurationSeconds *float64     `json:"duration_seconds"`
-	Tasks           []TaskStatus `json:"tasks"`
-	// BlockedByFailures are the tasks not yet run that can no longer run
-	// because of failed upstreams, directly or through other blocked tasks.
-	BlockedByFailures []string `json:"blocked_by_failures"`
-	// Chosen says how the run was chosen (see ViewRun).
-	Chosen Choice `json:"-"`
-}
 
 // RunStatus reports the selected run (see ViewRun) of the pipeline and
 // each active task under it. Durations of what has not ended run to now.
-func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelector, now time.Time) (Status, error) {
+func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelector, now time.Time) (report.Status, error) {
 	g, err := pipeline.Load(ctx, q, code)
 	if err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
 	if err := g.Validate(); err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
 	pv, err := pipelineView(ctx, q, g.Pipeline)
 	if err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
 	run, chosen, err := ViewRun(ctx, q, g.Pipeline, sel)
 	if err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
 	ran, err := runTasks(ctx, q, run.ID)
 	if err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
-	out := Status{Schema: SchemaStatus, Pipeline: pv, Run: run, DurationSeconds: seconds(run.StartDate, run.EndDate, now),
-		Tasks: []TaskStatus{}, BlockedByFailures: BlockedByFailures(g, ran), Chosen: chosen}
+	out := report.Status{Schema: report.SchemaStatus, Pipeline: pv, Run: run.Run, DurationSeconds: seconds(run.StartDate, run.EndDate, now),
+		Tasks: []report.TaskStatus{}, BlockedByFailures: BlockedByFailures(g, ran), Chosen: chosen}
 	for _, t := range g.Tasks {
-		ts := TaskStatus{TaskID: t.ID, TaskCode: t.Code}
+		ts := report.TaskStatus{TaskID: t.ID, TaskCode: t.Code}
 		if tr, ok := ran[t.ID]; ok {
 			status := tr.Status
 			ts.Status, ts.Attempts, ts.RowsWritten = &status, tr.AttemptCount, tr.RowsWritten
-			ts.DurationSeconds = tr.duration(now)
+			ts.DurationSeconds = seconds(tr.StartDate, tr.EndDate, now)
 			if tr.ErrorMessage != nil {
 				line := firstLine(*tr.ErrorMessage)
 				ts.Error = &line
@@ -106,7 +80,7 @@ func (o outcomes) satisfies(depType string) bool {
 // condition cannot be met once every failure is taken as final, though it
 // could be if the failures were retried. Tasks that cannot run whatever
 // happens to the failures are not listed: failures do not block them.
-func BlockedByFailures(g *pipeline.Graph, ran map[int64]TaskRun) []string {
+func BlockedByFailures(g *pipeline.Graph, ran map[int64]report.TaskRun) []string {
 	final := cannotRun(g, ran, true)
 	retried := cannotRun(g, ran, false)
 	out := []string{}
@@ -122,7 +96,7 @@ func BlockedByFailures(g *pipeline.Graph, ran map[int64]TaskRun) []string {
 // longer be met, judging each upstream by how it may still end. A FAILED
 // task may end any way unless failuresFinal; a task that cannot run will
 // be SKIPPED. Cross-pipeline dependencies are assumed satisfiable.
-func cannotRun(g *pipeline.Graph, ran map[int64]TaskRun, failuresFinal bool) map[*pipeline.Task]bool {
+func cannotRun(g *pipeline.Graph, ran map[int64]report.TaskRun, failuresFinal bool) map[*pipeline.Task]bool {
 	blocked := map[*pipeline.Task]bool{}
 	may := map[int64]outcomes{}
 	for _, wave := range g.Waves() {
@@ -144,7 +118,7 @@ func cannotRun(g *pipeline.Graph, ran map[int64]TaskRun, failuresFinal bool) map
 }
 
 // mayEnd returns how a task may still end.
-func mayEnd(tr TaskRun, hasRow, blocked, failuresFinal bool) outcomes {
+func mayEnd(tr report.TaskRun, hasRow, blocked, failuresFinal bool) outcomes {
 	switch {
 	case !hasRow && blocked:
 		return skipped

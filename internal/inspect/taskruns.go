@@ -6,40 +6,12 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
-
-// TaskRun is one task's summary under a run (an AUD_TASK_RUN_LOG row) and,
-// where a document lists them, its attempts in order.
-type TaskRun struct {
-	Schema        string    `json:"schema"`
-	PipelineID    int64     `json:"pipeline_id"`
-	PipelineRunID int64     `json:"pipeline_run_id"`
-	TaskID        int64     `json:"task_id"`
-	TaskCode      string    `json:"task_code"`
-	TaskRunID     int64     `json:"task_run_id"`
-	Status        string    `json:"status"`
-	StartDate     *Instant  `json:"start_date"`
-	EndDate       *Instant  `json:"end_date"`
-	AttemptCount  int       `json:"attempt_count"`
-	SourceCount   *int64    `json:"source_count"`
-	TargetCount   *int64    `json:"target_count"`
-	InsertCount   *int64    `json:"insert_count"`
-	UpdateCount   *int64    `json:"update_count"`
-	DeleteCount   *int64    `json:"delete_count"`
-	RowsWritten   *int64    `json:"rows_written"`
-	ErrorMessage  *string   `json:"error_message"`
-	Attempts      []Attempt `json:"attempts"`
-}
-
-// duration returns how long the task has run: to its end, or to now while
-// it has none. It is nil for a task without a start.
-func (t TaskRun) duration(now time.Time) *float64 {
-	return seconds(t.StartDate, t.EndDate, now)
-}
 
 // seconds returns the seconds from start to end (or to now without an end),
 // rounded to the millisecond; nil without a start.
-func seconds(start, end *Instant, now time.Time) *float64 {
+func seconds(start, end *report.Instant, now time.Time) *float64 {
 	if start == nil {
 		return nil
 	}
@@ -49,27 +21,6 @@ func seconds(start, end *Instant, now time.Time) *float64 {
 	}
 	s := float64(until.Sub(start.Time).Milliseconds()) / 1000
 	return &s
-}
-
-// Attempt is one AUD_TASK_ATTEMPTS row.
-type Attempt struct {
-	Schema          string   `json:"schema"`
-	AttemptID       int64    `json:"attempt_id"`
-	TaskRunID       int64    `json:"task_run_id"`
-	AttemptNumber   int      `json:"attempt_number"`
-	Status          string   `json:"status"`
-	OwnerID         *string  `json:"owner_id"`
-	QueuedAt        *Instant `json:"queued_at"`
-	StartedAt       *Instant `json:"started_at"`
-	EndedAt         *Instant `json:"ended_at"`
-	NotBefore       *Instant `json:"not_before"`
-	Host            *string  `json:"host"`
-	PID             *int64   `json:"pid"`
-	RowsWritten     *int64   `json:"rows_written"`
-	ErrorMessage    *string  `json:"error_message"`
-	LogPath         *string  `json:"log_path"`
-	RequestedBy     *string  `json:"requested_by"`
-	RequestedByKind *string  `json:"requested_by_kind"`
 }
 
 // taskRunColumns are the columns scanTaskRun reads, from AUD_TASK_RUN_LOG tr
@@ -85,15 +36,15 @@ const taskRunsFrom = ` FROM AUD_TASK_RUN_LOG tr
 
 // queryTaskRuns returns the task runs a query of taskRunColumns finds,
 // without their attempts.
-func queryTaskRuns(ctx context.Context, q engine.Querier, query string, args ...any) ([]TaskRun, error) {
+func queryTaskRuns(ctx context.Context, q engine.Querier, query string, args ...any) ([]report.TaskRun, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, readError(err, "AUD_TASK_RUN_LOG")
 	}
 	defer rows.Close()
-	out := []TaskRun{}
+	out := []report.TaskRun{}
 	for rows.Next() {
-		t := TaskRun{Schema: SchemaTaskRun, Attempts: []Attempt{}}
+		t := report.TaskRun{Schema: report.SchemaTaskRun, Attempts: []report.Attempt{}}
 		var start, end engine.Time
 		var src, tgt, ins, upd, del, written sql.NullInt64
 		var msg sql.NullString
@@ -111,12 +62,12 @@ func queryTaskRuns(ctx context.Context, q engine.Querier, query string, args ...
 }
 
 // runTasks returns the task runs recorded under a pipeline run, by task id.
-func runTasks(ctx context.Context, q engine.Querier, runID int64) (map[int64]TaskRun, error) {
+func runTasks(ctx context.Context, q engine.Querier, runID int64) (map[int64]report.TaskRun, error) {
 	list, err := queryTaskRuns(ctx, q, "SELECT "+taskRunColumns+taskRunsFrom+"WHERE tr.PIPELINE_RUN_ID = $1", runID)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64]TaskRun, len(list))
+	out := make(map[int64]report.TaskRun, len(list))
 	for _, t := range list {
 		out[t.TaskID] = t
 	}
@@ -124,7 +75,7 @@ func runTasks(ctx context.Context, q engine.Querier, runID int64) (map[int64]Tas
 }
 
 // loadAttempts fills in the attempts of each task run, in attempt order.
-func loadAttempts(ctx context.Context, q engine.Querier, runs []TaskRun) error {
+func loadAttempts(ctx context.Context, q engine.Querier, runs []report.TaskRun) error {
 	for i := range runs {
 		rows, err := q.QueryContext(ctx, `SELECT ATTEMPT_ID, TASK_RUN_ID, ATTEMPT_NUMBER, STATUS, OWNER_ID, QUEUED_AT,
 				STARTED_AT, ENDED_AT, NOT_BEFORE, HOST, PID, ROWS_WRITTEN, ERROR_MESSAGE, LOG_PATH,
@@ -142,9 +93,9 @@ func loadAttempts(ctx context.Context, q engine.Querier, runs []TaskRun) error {
 	return nil
 }
 
-func scanAttempts(rows *sql.Rows, t *TaskRun) error {
+func scanAttempts(rows *sql.Rows, t *report.TaskRun) error {
 	for rows.Next() {
-		a := Attempt{Schema: SchemaAttempt}
+		a := report.Attempt{Schema: report.SchemaAttempt}
 		var owner, host, msg, logPath, by, byKind sql.NullString
 		var queued, started, ended, notBefore engine.Time
 		var pid, written sql.NullInt64
