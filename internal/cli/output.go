@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
 
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
@@ -179,10 +180,10 @@ func (r *runFlags) selector() (inspect.RunSelector, error) {
 // with --format json its operation document.
 func (a *app) printOperation(s *session, format *outputFormat, c run.Change) error {
 	if !format.json() {
-		a.printf("%s\n", c.Message)
+		a.printf("%s\n", exit.Flags(c.Message))
 		return nil
 	}
-	doc := report.Operation{Schema: report.SchemaOperation, Status: "SUCCESS", Message: c.Message, PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
+	doc := report.Operation{Schema: report.SchemaOperation, Status: "SUCCESS", Message: exit.Flags(c.Message), PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
 	list, err := inspect.ListPipelines(s.ctx, s.db)
 	if err != nil {
 		return err

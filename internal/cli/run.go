@@ -11,6 +11,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/inspect"
@@ -83,9 +84,9 @@ func (a *app) runCommand() *cobra.Command {
 				return a.printJSON(backfillDocument(done))
 			}
 			for _, o := range done.Runs {
-				a.printf("%s\n", o)
+				a.printf("%s\n", exit.Flags(o.String()))
 			}
-			a.printf("%s\n", done.Message)
+			a.printf("%s\n", exit.Flags(done.Message))
 			return nil
 		}
 		var out run.Outcome
@@ -110,7 +111,7 @@ func (a *app) runCommand() *cobra.Command {
 		if format.json() {
 			return a.printJSON(outcomeDocument(out))
 		}
-		a.printf("%s\n", out)
+		a.printf("%s\n", exit.Flags(out.String()))
 		return nil
 	}
 	return cmd
@@ -198,7 +199,7 @@ func (a *app) afterRunHooks(cfg *config.Config, db *engine.DB, shared *run.Share
 // etl-craft/run-outcome/1, or etl-craft/task-outcome/1 for a single task.
 func outcomeDocument(o run.Outcome) report.Outcome {
 	doc := report.Outcome{Schema: report.SchemaRunOutcome, PipelineCode: o.PipelineCode, PipelineRunID: nullable(o.RunID),
-		Status: o.Status, Detail: o.Detail, ExitCode: int(o.Code)}
+		Status: o.Status, Detail: exit.Flags(o.Detail), ExitCode: int(o.Code)}
 	if o.TaskCode != "" {
 		doc.Schema, doc.TaskCode = report.SchemaTaskOutcome, o.TaskCode
 	}
@@ -209,7 +210,7 @@ func outcomeDocument(o run.Outcome) report.Outcome {
 // with each run's outcome document, and the one that stopped it.
 func backfillDocument(b run.BackfillOutcome) report.Backfill {
 	doc := report.Backfill{Schema: report.SchemaBackfill, PipelineCode: b.PipelineCode, From: b.From, To: b.To,
-		Status: b.Status, Message: b.Message, Runs: make([]report.Outcome, len(b.Runs)), ExitCode: int(b.Code)}
+		Status: b.Status, Message: exit.Flags(b.Message), Runs: make([]report.Outcome, len(b.Runs)), ExitCode: int(b.Code)}
 	for i, o := range b.Runs {
 		doc.Runs[i] = outcomeDocument(o)
 	}

@@ -35,7 +35,8 @@ type BackfillOutcome struct {
 	// Status is SUCCESS when every date ran, else Stopped's status.
 	Status string
 	// Message says what was done in one line and, when the backfill
-	// stopped, how to take it up again.
+	// stopped, how to take it up again. It names request fields as {field}
+	// (see exit.RequestFields).
 	Message string
 	// Code is the exit status: 0 when every date ran (or the pipeline is
 	// paused), 1 when a run ended FAILED or CANCELLED, 22 when the backfill
@@ -150,7 +151,7 @@ func (s *Supervisor) Backfill(ctx context.Context, req BackfillRequest) (Backfil
 		if i == 0 || (!exit.Is(err, exit.StaleTransition) && !exit.Is(err, exit.RunState)) {
 			return out, err
 		}
-		return stop(day, Outcome{PipelineCode: code, Status: RunInProgress}, err.Error())
+		return stop(day, Outcome{PipelineCode: code, Status: RunInProgress}, exit.Text(err))
 	}
 	runs := make([]string, len(out.Runs))
 	for i, o := range out.Runs {
@@ -163,9 +164,9 @@ func (s *Supervisor) Backfill(ctx context.Context, req BackfillRequest) (Backfil
 
 // resumeBackfill says how to take a stopped backfill up again from day.
 func resumeBackfill(code, day, last string, o Outcome) string {
-	cmd := fmt.Sprintf("etl-craft run --pipeline_code %s --backfill %s:%s --reason ...", code, day, last)
+	cmd := fmt.Sprintf("etl-craft run {pipeline} %s {backfill} %s:%s {reason} ...", code, day, last)
 	if o.RunID != 0 && o.Status == RunInProgress {
-		return fmt.Sprintf("finish pipeline_run_id=%d with etl-craft run --pipeline_code %s --run-id %d (or cancel it), then %s takes up from there",
+		return fmt.Sprintf("finish pipeline_run_id=%d with etl-craft run {pipeline} %s {run_id} %d (or cancel it), then %s takes up from there",
 			o.RunID, code, o.RunID, cmd)
 	}
 	return cmd + " takes up from there once it is fixed"

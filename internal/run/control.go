@@ -26,7 +26,8 @@ type Change struct {
 	RunID        int64
 	// TaskCode is the task changed; "" for a change of the run itself.
 	TaskCode string
-	// Message says what was done, in one line.
+	// Message says what was done, in one line; it names request fields as
+	// {field} (see exit.RequestFields).
 	Message string
 }
 
@@ -195,7 +196,7 @@ func (s *Supervisor) Mark(ctx context.Context, req MarkRequest) (Change, error) 
 			c.Message += "; kept SKIPPED: " + strings.Join(kept, ", ")
 		}
 		if runEnded(r.Status) || len(reset) > 0 {
-			c.Message += fmt.Sprintf(". etl-craft run --pipeline_code %s resumes it", g.Pipeline.Code)
+			c.Message += fmt.Sprintf(". etl-craft run {pipeline} %s resumes it", g.Pipeline.Code)
 		}
 		return nil
 	})
