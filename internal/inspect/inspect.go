@@ -1,7 +1,8 @@
 // Package inspect answers the read-only questions of the inspection
 // commands — list, graph, steps, status, history, audit and validate — with
-// documents the command line prints as text or JSON. It only reads the Engine
-// DB: it records no action, reconciles nothing and never touches a warehouse.
+// the documents of package report, which the command line prints as text or
+// JSON. It only reads the Engine DB: it records no action, reconciles
+// nothing and never touches a warehouse.
 //
 // It also owns run selection: SelectRun, the rule every command that acts
 // on one run shares (an explicit --run-id or --run-key, or else the one run
