@@ -9,16 +9,8 @@ import (
 	"github.com/etl-craft/etl-craft/internal/doctor"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/project"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
-
-// doctorReport is the JSON document of doctor: every check and the counts.
-type doctorReport struct {
-	Schema   string         `json:"schema"`
-	Checks   []doctor.Check `json:"checks"`
-	OK       int            `json:"ok"`
-	Warnings int            `json:"warnings"`
-	Failed   int            `json:"failed"`
-}
 
 func (a *app) doctorCommand() *cobra.Command {
 	var format string
@@ -37,17 +29,21 @@ func (a *app) doctorCommand() *cobra.Command {
 				return err
 			}
 			dir, _ := cfg.MigrationsDir("")
-			report := doctor.Run(cmd.Context(), doctor.Options{
+			checks := doctor.Run(cmd.Context(), doctor.Options{
 				Config: cfg, MigrationsDir: dir, Engine: project.EngineOptions(cfg), Warehouse: project.WarehouseOptions(cfg),
 			})
 			if format == "json" {
-				ok, w, f := report.Counts()
-				b, _ := json.MarshalIndent(doctorReport{Schema: "etl-craft/doctor/1", Checks: report.Checks, OK: ok, Warnings: w, Failed: f}, "", "  ")
+				ok, w, f := checks.Counts()
+				doc := report.Doctor{Schema: report.SchemaDoctor, Checks: make([]report.DoctorCheck, len(checks.Checks)), OK: ok, Warnings: w, Failed: f}
+				for i, c := range checks.Checks {
+					doc.Checks[i] = report.DoctorCheck{Status: string(c.Status), Name: c.Name, Detail: c.Detail}
+				}
+				b, _ := json.MarshalIndent(doc, "", "  ")
 				a.printf("%s\n", b)
 			} else {
-				a.printReport(report)
+				a.printReport(checks)
 			}
-			if report.Failed() {
+			if checks.Failed() {
 				a.status = exit.Failure
 			}
 			return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 func (a *app) graphCommand() *cobra.Command {
@@ -50,7 +51,7 @@ func (a *app) graphCommand() *cobra.Command {
 }
 
 // printGraph writes the graph's text layout.
-func (a *app) printGraph(g inspect.Graph) {
+func (a *app) printGraph(g report.Graph) {
 	a.printf("Pipeline %s\n", g.PipelineCode)
 	a.printf("Waves, the order that is always safe:\n")
 	if len(g.Waves) == 0 {

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 func (a *app) historyCommand() *cobra.Command {
@@ -44,7 +45,7 @@ func (a *app) historyCommand() *cobra.Command {
 }
 
 // printHistory writes the runs table, then the interventions on them.
-func (a *app) printHistory(h inspect.History) {
+func (a *app) printHistory(h report.History) {
 	if h.Empty() {
 		a.printf("(no runs yet)\n")
 		return

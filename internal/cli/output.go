@@ -9,7 +9,8 @@ package cli
 //     "(<what>)", such as "(no active pipelines)", instead of the table.
 //   - json: exactly one JSON document (printJSON), which carries its
 //     "schema": "etl-craft/<name>/1" id. Timestamps are ISO 8601 in UTC with
-//     an explicit offset (inspect.Instant).
+//     an explicit offset (report.Instant). The documents and their schema ids
+//     are package report's.
 
 import (
 	"encoding/json"
@@ -23,7 +24,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
 
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -173,36 +176,14 @@ func (r *runFlags) selector() (inspect.RunSelector, error) {
 	return inspect.NewRunSelector(r.cmd.Flags().Changed("run-id"), r.id, r.cmd.Flags().Changed("run-key"), r.key)
 }
 
-// schemaOperation is the schema id of an operation document.
-const schemaOperation = "etl-craft/operation/1"
-
-// operation is the etl-craft/operation/1 document: the outcome of a command
-// that changed something, apart from the stored states it changed. Status
-// is the call's own outcome (SUCCESS when it did what was asked).
-type operation struct {
-	Schema       string `json:"schema"`
-	Status       string `json:"status"`
-	Message      string `json:"message"`
-	PipelineID   int64  `json:"pipeline_id"`
-	PipelineCode string `json:"pipeline_code"`
-	// Run and Task are the stored run and task the operation changed, as
-	// they are afterwards; null for an operation on the pipeline itself,
-	// such as a pause.
-	Run  any `json:"run"`
-	Task any `json:"task"`
-	// Pipeline is the pipeline's definition and pause state afterwards.
-	Pipeline *inspect.PipelineView `json:"pipeline"`
-	Waiting  bool                  `json:"waiting"`
-}
-
 // printOperation prints what an operator command changed: its message, or
 // with --format json its operation document.
 func (a *app) printOperation(s *session, format *outputFormat, c run.Change) error {
 	if !format.json() {
-		a.printf("%s\n", c.Message)
+		a.printf("%s\n", exit.Flags(c.Message))
 		return nil
 	}
-	doc := operation{Schema: schemaOperation, Status: "SUCCESS", Message: c.Message, PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
+	doc := report.Operation{Schema: report.SchemaOperation, Status: "SUCCESS", Message: exit.Flags(c.Message), PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
 	list, err := inspect.ListPipelines(s.ctx, s.db)
 	if err != nil {
 		return err
@@ -217,10 +198,10 @@ func (a *app) printOperation(s *session, format *outputFormat, c run.Change) err
 		if err != nil {
 			return err
 		}
-		doc.Run = st.Run
-		for _, t := range st.Tasks {
+		doc.Run = &st.Run
+		for i, t := range st.Tasks {
 			if t.TaskCode == c.TaskCode {
-				doc.Task = t
+				doc.Task = &st.Tasks[i]
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/quickstart"
@@ -83,7 +84,7 @@ func (a *app) quickstartRun(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	a.printf("%s\n", out)
+	a.printf("%s\n", exit.Flags(out.String()))
 	if out.Code != 0 {
 		a.status = out.Code
 		return nil

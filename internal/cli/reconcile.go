@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -65,18 +66,16 @@ func (a *app) reconcileCommand() *cobra.Command {
 
 // reconciliationDocument is the JSON form of a reconciliation:
 // etl-craft/reconciliation/1.
-func reconciliationDocument(rec run.Reconciliation) map[string]any {
-	lost := make([]map[string]any, 0, len(rec.Lost))
+func reconciliationDocument(rec run.Reconciliation) report.Reconciliation {
+	doc := report.Reconciliation{Schema: report.SchemaReconciliation, LostAttempts: make([]report.LostAttempt, 0, len(rec.Lost)),
+		ReleasedRunIDs: rec.Released}
 	for _, l := range rec.Lost {
-		lost = append(lost, map[string]any{
-			"attempt_id": l.AttemptID, "task_run_id": l.TaskRunID, "pipeline_run_id": l.PipelineRunID,
-			"pipeline_code": l.PipelineCode, "task_code": l.TaskCode, "attempt_number": l.Number,
-			"owner_id": l.Owner, "process_stopped": l.Stopped, "retry_attempt_id": nullable(l.RetryAttemptID),
-		})
+		doc.LostAttempts = append(doc.LostAttempts, report.LostAttempt{AttemptID: l.AttemptID, TaskRunID: l.TaskRunID,
+			PipelineRunID: l.PipelineRunID, PipelineCode: l.PipelineCode, TaskCode: l.TaskCode, AttemptNumber: l.Number,
+			OwnerID: l.Owner, ProcessStopped: l.Stopped, RetryAttemptID: nullable(l.RetryAttemptID)})
 	}
-	released := rec.Released
-	if released == nil {
-		released = []int64{}
+	if doc.ReleasedRunIDs == nil {
+		doc.ReleasedRunIDs = []int64{}
 	}
-	return map[string]any{"schema": "etl-craft/reconciliation/1", "lost_attempts": lost, "released_run_ids": released}
+	return doc
 }

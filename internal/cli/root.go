@@ -58,7 +58,7 @@ func Main(args []string, stdout, stderr io.Writer) (status int) {
 		a.logger().Error("unexpected failure", "error", err.Error())
 		fmt.Fprintf(stderr, "error: unexpected %T: %v\n", rootCause(err), err)
 	} else {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: %s\n", exit.Flagged(err))
 	}
 	fmt.Fprint(stderr, serverDetail(err))
 	if code == exit.Usage {
@@ -196,9 +196,9 @@ func (a *app) setupLogging() error {
 	opts := &slog.HandlerOptions{Level: level}
 	switch strings.ToLower(a.logFormat) {
 	case "text":
-		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
+		a.log = slog.New(flagLog{slog.NewTextHandler(a.stderr, opts)})
 	case "json":
-		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+		a.log = slog.New(flagLog{slog.NewJSONHandler(a.stderr, opts)})
 	default:
 		return usagef("--log-format %q: use text or json", a.logFormat)
 	}
@@ -210,7 +210,34 @@ func (a *app) setupLogging() error {
 
 func (a *app) logger() *slog.Logger {
 	if a.log == nil {
-		a.log = slog.New(slog.NewTextHandler(a.stderr, nil))
+		a.log = slog.New(flagLog{slog.NewTextHandler(a.stderr, nil)})
 	}
 	return a.log
 }
+
+// flagLog is a log handler that writes the request fields a record names
+// (see exit.RequestFields) as their flags, in its message and in the
+// errors it carries, as the command line prints them.
+type flagLog struct{ slog.Handler }
+
+// Handle writes the record with its fields as flags.
+func (h flagLog) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, exit.Flags(r.Message), r.PC)
+	r.Attrs(func(at slog.Attr) bool {
+		var fe *exit.FieldError
+		if err, ok := at.Value.Any().(error); ok && at.Value.Kind() == slog.KindAny && errors.As(err, &fe) {
+			at.Value = slog.StringValue(exit.Flagged(err))
+		}
+		out.AddAttrs(at)
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+// WithAttrs returns the handler with the attributes, fields still as flags.
+func (h flagLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return flagLog{h.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup returns the handler with the group, fields still as flags.
+func (h flagLog) WithGroup(name string) slog.Handler { return flagLog{h.Handler.WithGroup(name)} }

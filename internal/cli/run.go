@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -34,19 +33,19 @@ func (a *app) runCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 	}
 	pipe := addPipelineFlag(cmd, true, "the pipeline to run (required)")
-	var f runOptions
+	var o run.Order
 	fl := cmd.Flags()
-	fl.StringVar(&f.task, "task_code", "", "run only this task")
-	fl.BoolVar(&f.initOnly, "init-only", false, "start or resume the run without running a task: an orchestrator's first step")
-	fl.BoolVar(&f.finalizeOnly, "finalize-only", false, "end the run from its tasks' statuses: an orchestrator's last step")
-	fl.BoolVar(&f.force, "force", false, "run tasks whatever their status and dependencies (local mode only)")
-	fl.BoolVar(&f.ignoreDeps, "ignore-dependencies", false, "with --task_code: run the task without checking its dependencies (needs --reason)")
-	fl.BoolVar(&f.rerun, "rerun", false, "with --task_code: run the task again under its run, even if it ended (needs --reason)")
-	fl.BoolVar(&f.withDownstream, "with-downstream", false, "with --rerun: run every task after it again too, in dependency order")
-	fl.BoolVar(&f.skip, "skip", false, "record a run SKIPPED on purpose, running nothing (needs --reason)")
-	fl.StringVar(&f.runDate, "run-date", "", "YYYY-MM-DD: the date a new run runs as of ($$run_date); today unless given")
-	fl.StringVar(&f.backfill, "backfill", "", "FROM:TO (YYYY-MM-DD): run the pipeline once per date, as backfill runs (needs --reason)")
-	fl.StringVar(&f.reason, "reason", "", "why, for --ignore-dependencies, --rerun, --skip or --backfill; recorded with the run")
+	fl.StringVar(&o.TaskCode, "task_code", "", "run only this task")
+	fl.BoolVar(&o.InitOnly, "init-only", false, "start or resume the run without running a task: an orchestrator's first step")
+	fl.BoolVar(&o.FinalizeOnly, "finalize-only", false, "end the run from its tasks' statuses: an orchestrator's last step")
+	fl.BoolVar(&o.Force, "force", false, "run tasks whatever their status and dependencies (local mode only)")
+	fl.BoolVar(&o.IgnoreDependencies, "ignore-dependencies", false, "with --task_code: run the task without checking its dependencies (needs --reason)")
+	fl.BoolVar(&o.Rerun, "rerun", false, "with --task_code: run the task again under its run, even if it ended (needs --reason)")
+	fl.BoolVar(&o.WithDownstream, "with-downstream", false, "with --rerun: run every task after it again too, in dependency order")
+	fl.BoolVar(&o.Skip, "skip", false, "record a run SKIPPED on purpose, running nothing (needs --reason)")
+	fl.StringVar(&o.RunDate, "run-date", "", "YYYY-MM-DD: the date a new run runs as of ($$run_date); today unless given")
+	fl.StringVar(&o.Backfill, "backfill", "", "FROM:TO (YYYY-MM-DD): run the pipeline once per date, as backfill runs (needs --reason)")
+	fl.StringVar(&o.Reason, "reason", "", "why, for --ignore-dependencies, --rerun, --skip or --backfill; recorded with the run")
 	runSel := addRunFlags(cmd)
 	format := addFormatFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -54,19 +53,19 @@ func (a *app) runCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := f.check(sel); err != nil {
+		o.PipelineCode, o.RunID, o.RunKey = pipe.code, sel.ID, sel.Key
+		if err := o.Validate(); err != nil {
 			return err
 		}
-		s, sup, done, err := a.supervising(cmd, pipe.code, f.task)
+		s, sup, done, err := a.supervising(cmd, pipe.code, o.TaskCode)
 		if err != nil {
 			return err
 		}
 		defer done()
-		req := run.Request{PipelineCode: pipe.code, TaskCode: f.task, RunID: sel.ID, RunKey: sel.Key, RunDate: f.runDate,
-			Force: f.force, IgnoreDependencies: f.ignoreDeps, Reason: f.reason}
-		if f.backfill != "" {
-			from, to, _ := strings.Cut(f.backfill, ":")
-			done, err := sup.Backfill(s.ctx, run.BackfillRequest{PipelineCode: pipe.code, From: from, To: to, Reason: f.reason})
+		req := o.Request
+		if o.Backfill != "" {
+			from, to, _ := o.BackfillRange()
+			done, err := sup.Backfill(s.ctx, run.BackfillRequest{PipelineCode: pipe.code, From: from, To: to, Reason: o.Reason})
 			if err != nil {
 				return err
 			}
@@ -75,22 +74,22 @@ func (a *app) runCommand() *cobra.Command {
 				return a.printJSON(backfillDocument(done))
 			}
 			for _, o := range done.Runs {
-				a.printf("%s\n", o)
+				a.printf("%s\n", exit.Flags(o.String()))
 			}
-			a.printf("%s\n", done.Message)
+			a.printf("%s\n", exit.Flags(done.Message))
 			return nil
 		}
 		var out run.Outcome
 		switch {
-		case f.skip:
+		case o.Skip:
 			out, err = sup.Skip(s.ctx, req)
-		case f.rerun:
-			out, err = sup.Rerun(s.ctx, req, f.withDownstream)
-		case f.task != "":
+		case o.Rerun:
+			out, err = sup.Rerun(s.ctx, req, o.WithDownstream)
+		case o.TaskCode != "":
 			out, err = sup.RunTask(s.ctx, req)
-		case f.initOnly:
+		case o.InitOnly:
 			out, err = sup.InitRun(s.ctx, req)
-		case f.finalizeOnly:
+		case o.FinalizeOnly:
 			out, err = sup.FinalizeRun(s.ctx, req)
 		default:
 			out, err = sup.RunPipeline(s.ctx, req)
@@ -102,76 +101,10 @@ func (a *app) runCommand() *cobra.Command {
 		if format.json() {
 			return a.printJSON(outcomeDocument(out))
 		}
-		a.printf("%s\n", out)
+		a.printf("%s\n", exit.Flags(out.String()))
 		return nil
 	}
 	return cmd
-}
-
-// runOptions are the flags of run besides the pipeline, the run selector
-// and the format.
-type runOptions struct {
-	task, runDate, backfill, reason                                        string
-	initOnly, finalizeOnly, force, ignoreDeps, rerun, skip, withDownstream bool
-}
-
-// check refuses flags that do not go together (exit 2), before anything is
-// recorded.
-func (f *runOptions) check(sel inspect.RunSelector) error {
-	steps := 0
-	for _, on := range []bool{f.task != "", f.initOnly, f.finalizeOnly} {
-		if on {
-			steps++
-		}
-	}
-	overrides := f.ignoreDeps || f.rerun || f.skip || f.backfill != ""
-	switch {
-	case steps > 1:
-		return usagef("--task_code, --init-only and --finalize-only each select a step: pass only one")
-	case f.force && (f.initOnly || f.finalizeOnly):
-		return usagef("--force runs tasks; it does not apply to --init-only or --finalize-only")
-	case (f.ignoreDeps || f.rerun) && f.task == "":
-		return usagef("--ignore-dependencies and --rerun apply to one task: pass --task_code")
-	case f.ignoreDeps && f.rerun:
-		return usagef("--rerun already runs the task without checking its dependencies: pass one of them")
-	case (f.ignoreDeps || f.rerun) && f.force:
-		return usagef("--force and --ignore-dependencies or --rerun are different overrides: choose one")
-	case f.withDownstream && !f.rerun:
-		return usagef("--with-downstream goes with --rerun")
-	case f.skip && (steps > 0 || f.force || f.backfill != ""):
-		return usagef("--skip records a whole run SKIPPED; it takes only --reason, --run-key and --run-date")
-	case f.backfill != "" && (steps > 0 || f.force || !sel.IsZero() || f.runDate != ""):
-		return usagef("--backfill runs the whole pipeline once per date; it takes only --reason")
-	case f.reason != "" && !overrides:
-		return usagef("--reason goes with --ignore-dependencies, --rerun, --skip or --backfill")
-	case f.skip && sel.ID > 0:
-		return usagef("--skip records a new run: it takes --run-key, not --run-id")
-	}
-	if f.backfill != "" {
-		from, to, ok := strings.Cut(f.backfill, ":")
-		if !ok {
-			return usagef("--backfill %q is not FROM:TO, such as 2026-09-01:2026-09-07", f.backfill)
-		}
-		if _, err := run.BackfillDates(from, to); err != nil {
-			return err
-		}
-	}
-	if f.runDate != "" {
-		if _, err := time.Parse(time.DateOnly, f.runDate); err != nil {
-			return usagef("--run-date %q is not a date: write YYYY-MM-DD", f.runDate)
-		}
-	}
-	switch {
-	case f.ignoreDeps:
-		return run.CheckReason("--ignore-dependencies", f.reason)
-	case f.rerun:
-		return run.CheckReason("--rerun", f.reason)
-	case f.skip:
-		return run.CheckReason("--skip", f.reason)
-	case f.backfill != "":
-		return run.CheckReason("--backfill", f.reason)
-	}
-	return nil
 }
 
 // selection checks --pipeline_code and returns the run selector (exit 2 for
@@ -195,51 +128,36 @@ func (a *app) supervising(cmd *cobra.Command, pipelineCode, taskCode string) (*s
 	return s, s.p.Supervisor(), func() { s.p.Close() }, nil
 }
 
-// outcomeDocument is the JSON form of a run's outcome: etl-craft/run/1, or
-// etl-craft/task-run/1 for a single task.
-func outcomeDocument(o run.Outcome) map[string]any {
-	doc := map[string]any{
-		"schema":          "etl-craft/run/1",
-		"pipeline_code":   o.PipelineCode,
-		"pipeline_run_id": nullable(o.RunID),
-		"status":          o.Status,
-		"detail":          o.Detail,
-		"exit_code":       int(o.Code),
-	}
+// outcomeDocument is the JSON form of a run's outcome:
+// etl-craft/run-outcome/1, or etl-craft/task-outcome/1 for a single task.
+func outcomeDocument(o run.Outcome) report.Outcome {
+	doc := report.Outcome{Schema: report.SchemaRunOutcome, PipelineCode: o.PipelineCode, PipelineRunID: nullable(o.RunID),
+		Status: o.Status, Detail: exit.Flags(o.Detail), ExitCode: int(o.Code)}
 	if o.TaskCode != "" {
-		doc["schema"], doc["task_code"] = "etl-craft/task-run/1", o.TaskCode
+		doc.Schema, doc.TaskCode = report.SchemaTaskOutcome, o.TaskCode
 	}
 	return doc
 }
 
 // backfillDocument is the JSON form of a backfill: etl-craft/backfill/1,
-// with each run's etl-craft/run/1 document, and the one that stopped it.
-func backfillDocument(b run.BackfillOutcome) map[string]any {
-	runs := make([]map[string]any, len(b.Runs))
+// with each run's outcome document, and the one that stopped it.
+func backfillDocument(b run.BackfillOutcome) report.Backfill {
+	doc := report.Backfill{Schema: report.SchemaBackfill, PipelineCode: b.PipelineCode, From: b.From, To: b.To,
+		Status: b.Status, Message: exit.Flags(b.Message), Runs: make([]report.Outcome, len(b.Runs)), ExitCode: int(b.Code)}
 	for i, o := range b.Runs {
-		runs[i] = outcomeDocument(o)
+		doc.Runs[i] = outcomeDocument(o)
 	}
-	var stopped any
 	if b.Stopped != nil {
-		stopped = outcomeDocument(*b.Stopped)
+		stopped := outcomeDocument(*b.Stopped)
+		doc.Stopped = &stopped
 	}
-	return map[string]any{
-		"schema":        "etl-craft/backfill/1",
-		"pipeline_code": b.PipelineCode,
-		"from":          b.From,
-		"to":            b.To,
-		"status":        b.Status,
-		"message":       b.Message,
-		"runs":          runs,
-		"stopped":       stopped,
-		"exit_code":     int(b.Code),
-	}
+	return doc
 }
 
 // nullable returns nil for a zero id.
-func nullable(id int64) any {
+func nullable(id int64) *int64 {
 	if id == 0 {
 		return nil
 	}
-	return id
+	return &id
 }

@@ -150,7 +150,7 @@ func TestRunSQLPipelinesOnDuckDB(t *testing.T) {
 
 		// The run ended: a second run is a new run; tasks need a run to bind to.
 		r = p.ok("run", "--pipeline_code", "SALES", "--format", "json")
-		if schemaOf(t, r) != "etl-craft/run/1" || !strings.Contains(r.stdout, `"pipeline_run_id": 2`) {
+		if schemaOf(t, r) != "etl-craft/run-outcome/1" || !strings.Contains(r.stdout, `"pipeline_run_id": 2`) {
 			t.Fatalf("json %s", r.stdout)
 		}
 		if got := p.duckRows("SELECT count(*) FROM main.orders"); fmt.Sprint(got) != "[4]" {
@@ -451,7 +451,7 @@ func TestSingleTaskRunsThroughTheBinary(t *testing.T) {
 		if got := attemptStatuses(t, db, 1, "a"); got != "LOST SUCCESS" {
 			t.Fatalf("a: %s", got)
 		}
-		if r := p.ok("run", "--pipeline_code", "TWO", "--task_code", "b", "--format", "json"); schemaOf(t, r) != "etl-craft/task-run/1" {
+		if r := p.ok("run", "--pipeline_code", "TWO", "--task_code", "b", "--format", "json"); schemaOf(t, r) != "etl-craft/task-outcome/1" {
 			t.Fatalf("%s", r.stdout)
 		}
 		if r := p.ok("run", "--pipeline_code", "TWO"); r.stdout != "TWO: pipeline_run_id=1 SUCCESS\n" {

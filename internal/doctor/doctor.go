@@ -29,9 +29,9 @@ const (
 
 // Check is one line of the report.
 type Check struct {
-	Status Status `json:"status"`
-	Name   string `json:"name"`
-	Detail string `json:"detail"`
+	Status Status
+	Name   string
+	Detail string
 }
 
 // String formats the check as doctor prints it: "[OK  ] Name: detail".
@@ -41,7 +41,7 @@ func (c Check) String() string {
 
 // Report is every check, in the order they ran.
 type Report struct {
-	Checks []Check `json:"checks"`
+	Checks []Check
 }
 
 // Counts returns how many checks passed, warned and failed.

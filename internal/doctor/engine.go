@@ -13,6 +13,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/authmode"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/migrate"
 )
 
@@ -59,7 +60,7 @@ func (d *doctor) engineDB(ctx context.Context) {
 	}
 	switch {
 	case err != nil:
-		d.add(Fail, "Engine DB migrations", "%v", err)
+		d.add(Fail, "Engine DB migrations", "%s", exit.Flagged(err))
 	case len(st.Pending) > 0:
 		labels := make([]string, len(st.Pending))
 		for i, f := range st.Pending {

@@ -6,6 +6,8 @@ package exit
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Code is a process exit status with a fixed meaning.
@@ -119,3 +121,102 @@ func CodeOf(err error) Code {
 
 // Is reports whether err carries the given code.
 func Is(err error, code Code) bool { return err != nil && CodeOf(err) == code }
+
+// RequestFields are the fields of the requests domain packages take, in
+// the words their errors and outcome texts name them: {reason} in a text
+// is the reason field. Each front end writes them its own way: the command
+// line as flags (Flag), an HTTP API as JSON names.
+var RequestFields = []string{
+	"pipeline", "task", "run_id", "run_key", "run_date", "reason", "force", "ignore_dependencies",
+	"rerun", "with_downstream", "skip", "backfill", "init_only", "finalize_only", "rows", "stale",
+	"new_run", "limit", "all", "since", "migrations_dir",
+}
+
+// RenderFields writes the request fields a text names as {field} (see
+// RequestFields) as name writes them; other braces are left as they are.
+func RenderFields(text string, name func(field string) string) string {
+	if !strings.Contains(text, "{") {
+		return text
+	}
+	pairs := make([]string, 0, 2*len(RequestFields))
+	for _, f := range RequestFields {
+		pairs = append(pairs, "{"+f+"}", name(f))
+	}
+	return strings.NewReplacer(pairs...).Replace(text)
+}
+
+// FieldError is a request refused because of its fields, such as a missing
+// reason. Its text names each field as {field} (see RequestFields). Error
+// writes the bare field names.
+type FieldError struct {
+	// Fields are the fields the text names, in order; the first is the one
+	// at fault.
+	Fields []string
+	// Text is the message, with each field written {field}.
+	Text string
+}
+
+// Fieldf returns a domain error with the code whose message names request
+// fields as {field} (see FieldError).
+func Fieldf(code Code, format string, args ...any) error {
+	text := fmt.Sprintf(format, args...)
+	var fields []string
+	for rest := text; ; {
+		_, after, ok := strings.Cut(rest, "{")
+		if !ok {
+			break
+		}
+		name, tail, ok := strings.Cut(after, "}")
+		if !ok {
+			break
+		}
+		if slices.Contains(RequestFields, name) {
+			fields = append(fields, name)
+		}
+		rest = tail
+	}
+	return &Error{Code: code, Err: &FieldError{Fields: fields, Text: text}}
+}
+
+// Error writes the message with the bare field names.
+func (e *FieldError) Error() string { return e.Render(func(f string) string { return f }) }
+
+// Render writes the message with each field as name writes it.
+func (e *FieldError) Render(name func(field string) string) string { return RenderFields(e.Text, name) }
+
+// Flag is the command-line flag that sets a request field: --pipeline_code
+// and --task_code for pipeline and task, else the field with dashes, such
+// as --run-date for run_date.
+func Flag(field string) string {
+	switch field {
+	case "pipeline", "task":
+		return "--" + field + "_code"
+	}
+	return "--" + strings.ReplaceAll(field, "_", "-")
+}
+
+// Flags returns a text that names request fields as {field}, such as an
+// outcome's detail, with the fields written as their flags.
+func Flags(text string) string { return RenderFields(text, Flag) }
+
+// Flagged returns err's message as the command line prints it: the request
+// fields it names (see FieldError) written as their flags.
+func Flagged(err error) string {
+	msg := err.Error()
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return msg
+	}
+	return strings.Replace(msg, fe.Error(), Flags(fe.Text), 1)
+}
+
+// Text returns err's message with the request fields it names kept as
+// {field}, for a text that carries it on, such as an outcome's detail.
+func Text(err error) string {
+	msg := err.Error()
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return msg
+	}
+	return strings.Replace(msg, fe.Error(), fe.Text, 1)
+}

@@ -25,7 +25,8 @@ type Change struct {
 	Pause records.Paused
 	// ActiveRunID is the pipeline's IN-PROGRESS run, 0 when none.
 	ActiveRunID int64
-	// Message says what was done, in one line.
+	// Message says what was done, in one line; it names request fields as
+	// {field} (see exit.RequestFields).
 	Message string
 }
 
@@ -86,7 +87,7 @@ func Resume(ctx context.Context, db *engine.DB, pipelineID int64, reason string)
 	}
 	c.Message = c.PipelineCode + ": resumed"
 	if c.ActiveRunID != 0 {
-		c.Message += fmt.Sprintf("; etl-craft run --pipeline_code %s goes on with pipeline_run_id=%d", c.PipelineCode, c.ActiveRunID)
+		c.Message += fmt.Sprintf("; etl-craft run {pipeline} %s goes on with pipeline_run_id=%d", c.PipelineCode, c.ActiveRunID)
 	}
 	return c, nil
 }

@@ -47,7 +47,7 @@ func TestPauseAndResume(t *testing.T) {
 		run := inspecttest.New(t, db, alice).Run(id, inspecttest.Run{Status: "IN-PROGRESS", Start: t0})
 		c, err = gate.Resume(bob, db, id, "maintenance over")
 		if err != nil || c.ActiveRunID != run || c.Pause.ID != p.ID ||
-			c.Message != "SALES: resumed; etl-craft run --pipeline_code SALES goes on with pipeline_run_id="+itoa(run) {
+			exit.Flags(c.Message) != "SALES: resumed; etl-craft run --pipeline_code SALES goes on with pipeline_run_id="+itoa(run) {
 			t.Fatalf("resume: %+v, %v", c, err)
 		}
 		var by, kind, reason string

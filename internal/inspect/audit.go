@@ -12,51 +12,8 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
-
-// Action is one recorded command request (an AUD_ACTIONS row).
-type Action struct {
-	Schema        string  `json:"schema"`
-	ActionID      int64   `json:"action_id"`
-	PipelineID    *int64  `json:"pipeline_id"`
-	PipelineRunID *int64  `json:"pipeline_run_id"`
-	TaskID        *int64  `json:"task_id"`
-	At            Instant `json:"at"`
-	Actor         string  `json:"actor"`
-	Kind          string  `json:"kind"`
-	Host          string  `json:"host"`
-	Command       string  `json:"command"`
-	Outcome       string  `json:"outcome"`
-	// Arguments are the command's arguments as recorded, sensitive values
-	// masked, as compact JSON.
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// MetadataChange is one captured CFG_ row change (an AUD_METADATA_CHANGES row).
-type MetadataChange struct {
-	Schema    string  `json:"schema"`
-	ChangeID  int64   `json:"change_id"`
-	At        Instant `json:"at"`
-	Actor     string  `json:"actor"`
-	Kind      string  `json:"kind"`
-	TableName string  `json:"table_name"`
-	RowKey    string  `json:"row_key"`
-	Operation string  `json:"operation"`
-	// Before and After are the row's images as compact JSON objects keyed
-	// by lower-case column name; nil for an insert's before or a delete's after.
-	Before json.RawMessage `json:"before_json"`
-	After  json.RawMessage `json:"after_json"`
-	// Migration is the PROJECT migration file that made the change, if any.
-	Migration *string `json:"migration"`
-}
-
-// Audit is the command requests and metadata changes, in the order they
-// were recorded.
-type Audit struct {
-	Schema  string           `json:"schema"`
-	Actions []Action         `json:"actions"`
-	Changes []MetadataChange `json:"changes"`
-}
 
 // AuditFilter narrows the audit trail.
 type AuditFilter struct {
@@ -86,30 +43,30 @@ func ParseSince(s string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, exit.Errorf(exit.Usage,
-		"--since %q is not an ISO date or timestamp: write 2026-10-01, 2026-10-01T08:00:00 (UTC) or 2026-10-01T08:00:00+02:00", s)
+	return time.Time{}, exit.Fieldf(exit.Usage,
+		"{since} %q is not an ISO date or timestamp: write 2026-10-01, 2026-10-01T08:00:00 (UTC) or 2026-10-01T08:00:00+02:00", s)
 }
 
 // ReadAudit returns the audit trail the filter keeps. An unknown pipeline
 // code is a metadata error (exit 4) suggesting close matches.
-func ReadAudit(ctx context.Context, q Reader, f AuditFilter) (Audit, error) {
+func ReadAudit(ctx context.Context, q Reader, f AuditFilter) (report.Audit, error) {
 	var owner *rowOwner
 	if f.PipelineCode != "" {
 		o, err := ownerOf(ctx, q, f.PipelineCode)
 		if err != nil {
-			return Audit{}, err
+			return report.Audit{}, err
 		}
 		owner = o
 	}
 	actions, err := readActions(ctx, q, f)
 	if err != nil {
-		return Audit{}, err
+		return report.Audit{}, err
 	}
 	changes, err := readChanges(ctx, q, f.Since, "")
 	if err != nil {
-		return Audit{}, err
+		return report.Audit{}, err
 	}
-	out := Audit{Schema: SchemaAudit, Actions: actions, Changes: []MetadataChange{}}
+	out := report.Audit{Schema: report.SchemaAudit, Actions: actions, Changes: []report.MetadataChange{}}
 	for _, c := range changes {
 		if owner == nil || owner.owns(c) {
 			out.Changes = append(out.Changes, c)
@@ -118,7 +75,7 @@ func ReadAudit(ctx context.Context, q Reader, f AuditFilter) (Audit, error) {
 	return out, nil
 }
 
-func readActions(ctx context.Context, q Reader, f AuditFilter) ([]Action, error) {
+func readActions(ctx context.Context, q Reader, f AuditFilter) ([]report.Action, error) {
 	var conds []string
 	var args []any
 	if f.PipelineCode != "" {
@@ -136,9 +93,9 @@ func readActions(ctx context.Context, q Reader, f AuditFilter) ([]Action, error)
 		return nil, readError(err, "AUD_ACTIONS")
 	}
 	defer rows.Close()
-	out := []Action{}
+	out := []report.Action{}
 	for rows.Next() {
-		a := Action{Schema: SchemaAction}
+		a := report.Action{Schema: report.SchemaAction}
 		var pipe, run, task sql.NullInt64
 		var at engine.Time
 		var arguments sql.NullString
@@ -146,7 +103,7 @@ func readActions(ctx context.Context, q Reader, f AuditFilter) ([]Action, error)
 			&a.Outcome, &arguments); err != nil {
 			return nil, readError(err, "AUD_ACTIONS")
 		}
-		a.PipelineID, a.PipelineRunID, a.TaskID, a.At = nullInt(pipe), nullInt(run), nullInt(task), Instant{at.Time}
+		a.PipelineID, a.PipelineRunID, a.TaskID, a.At = nullInt(pipe), nullInt(run), nullInt(task), report.Instant{Time: at.Time}
 		if a.Arguments, err = compact(arguments); err != nil {
 			return nil, readError(err, "AUD_ACTIONS.ARGUMENTS")
 		}
@@ -157,7 +114,7 @@ func readActions(ctx context.Context, q Reader, f AuditFilter) ([]Action, error)
 
 // readChanges returns the metadata changes recorded since the time (zero:
 // all), of one table when table is not empty, in the order recorded.
-func readChanges(ctx context.Context, q Reader, since time.Time, table string) ([]MetadataChange, error) {
+func readChanges(ctx context.Context, q Reader, since time.Time, table string) ([]report.MetadataChange, error) {
 	var conds []string
 	var args []any
 	if !since.IsZero() {
@@ -175,16 +132,16 @@ func readChanges(ctx context.Context, q Reader, since time.Time, table string) (
 		return nil, readError(err, "AUD_METADATA_CHANGES")
 	}
 	defer rows.Close()
-	var out []MetadataChange
+	var out []report.MetadataChange
 	for rows.Next() {
-		c := MetadataChange{Schema: SchemaMetadataChange}
+		c := report.MetadataChange{Schema: report.SchemaMetadataChange}
 		var at engine.Time
 		var before, after, migration sql.NullString
 		if err := rows.Scan(&c.ChangeID, &at, &c.Actor, &c.Kind, &c.TableName, &c.RowKey, &c.Operation,
 			&before, &after, &migration); err != nil {
 			return nil, readError(err, "AUD_METADATA_CHANGES")
 		}
-		c.At, c.Migration = Instant{at.Time}, nullString(migration)
+		c.At, c.Migration = report.Instant{Time: at.Time}, nullString(migration)
 		if c.Before, err = compact(before); err == nil {
 			c.After, err = compact(after)
 		}
@@ -234,7 +191,7 @@ func ownerOf(ctx context.Context, q Reader, code string) (*rowOwner, error) {
 		return nil, err
 	}
 	for _, c := range pipes {
-		for _, img := range c.images() {
+		for _, img := range images(c) {
 			if value(img, "pipeline_code") == code {
 				o.pipelines[value(img, "pipeline_id")] = true
 			}
@@ -253,7 +210,7 @@ func ownerOf(ctx context.Context, q Reader, code string) (*rowOwner, error) {
 		return nil, err
 	}
 	for _, c := range tasks {
-		for _, img := range c.images() {
+		for _, img := range images(c) {
 			if o.pipelines[value(img, "pipeline_id")] {
 				o.tasks[value(img, "task_id")] = true
 			}
@@ -281,8 +238,8 @@ func collectIDs(ctx context.Context, q engine.Querier, into map[string]bool, que
 // owns reports whether a change is to a row of the pipeline: its before or
 // after image names one of the pipeline's ids (as PIPELINE_ID or
 // DEPENDS_ON_PIPELINE_ID) or task ids (as TASK_ID).
-func (o *rowOwner) owns(c MetadataChange) bool {
-	for _, img := range c.images() {
+func (o *rowOwner) owns(c report.MetadataChange) bool {
+	for _, img := range images(c) {
 		if o.pipelines[value(img, "pipeline_id")] || o.pipelines[value(img, "depends_on_pipeline_id")] ||
 			o.tasks[value(img, "task_id")] {
 			return true
@@ -292,7 +249,7 @@ func (o *rowOwner) owns(c MetadataChange) bool {
 }
 
 // images returns the change's before and after images that are JSON objects.
-func (c MetadataChange) images() []map[string]json.RawMessage {
+func images(c report.MetadataChange) []map[string]json.RawMessage {
 	var out []map[string]json.RawMessage
 	for _, raw := range []json.RawMessage{c.Before, c.After} {
 		var img map[string]json.RawMessage

@@ -12,6 +12,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // as runs a statement in an engine transaction of the actor.
@@ -79,7 +80,7 @@ func TestAuditFiltersByPipelineIncludingDeletedRows(t *testing.T) {
 		var got []string
 		for _, c := range trail.Changes {
 			got = append(got, c.TableName+" "+c.Operation)
-			if c.Actor != "alice@test" || c.Kind != "HUMAN" || c.Migration != nil || c.Schema != inspect.SchemaMetadataChange {
+			if c.Actor != "alice@test" || c.Kind != "HUMAN" || c.Migration != nil || c.Schema != report.SchemaMetadataChange {
 				t.Errorf("change %+v", c)
 			}
 		}
@@ -94,7 +95,7 @@ func TestAuditFiltersByPipelineIncludingDeletedRows(t *testing.T) {
 		}
 
 		all, err := inspect.ReadAudit(ctx, db, inspect.AuditFilter{})
-		if err != nil || len(all.Actions) != 2 || len(all.Changes) != 9 || all.Schema != inspect.SchemaAudit {
+		if err != nil || len(all.Actions) != 2 || len(all.Changes) != 9 || all.Schema != report.SchemaAudit {
 			t.Fatalf("everything: %d actions, %d changes, %v", len(all.Actions), len(all.Changes), err)
 		}
 		later, err := inspect.ReadAudit(ctx, db, inspect.AuditFilter{Since: time.Now().Add(time.Hour)})

@@ -3,12 +3,12 @@ package inspect
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // DefaultHistoryLimit is how many runs history lists without --limit.
@@ -28,81 +28,34 @@ type HistoryRequest struct {
 	Limit int
 }
 
-// Intervention is one operator change to a run (an AUD_RUN_INTERVENTIONS row).
-type Intervention struct {
-	InterventionID int64 `json:"intervention_id"`
-	PipelineRunID  int64 `json:"pipeline_run_id"`
-	// TaskID and TaskCode are nil for a change to the run itself.
-	TaskID          *int64  `json:"task_id"`
-	TaskCode        *string `json:"task_code"`
-	Action          string  `json:"action"`
-	FromStatus      *string `json:"from_status"`
-	ToStatus        *string `json:"to_status"`
-	TargetCount     *int64  `json:"target_count"`
-	Reason          string  `json:"reason"`
-	RequestedBy     string  `json:"requested_by"`
-	RequestedByKind *string `json:"requested_by_kind"`
-	RequestedAt     Instant `json:"requested_at"`
-}
-
-// History is a pipeline's runs, or one task's runs, newest first, and the
-// interventions made on the runs shown. JSON lists either kind as
-// "entries".
-type History struct {
-	Schema       string  `json:"schema"`
-	PipelineID   int64   `json:"pipeline_id"`
-	PipelineCode string  `json:"pipeline_code"`
-	TaskCode     *string `json:"task_code"`
-	// Runs is the pipeline view; TaskRuns (with their attempts) the task view.
-	Runs     []Run          `json:"-"`
-	TaskRuns []TaskRun      `json:"-"`
-	Changes  []Intervention `json:"changes"`
-}
-
-// MarshalJSON writes the history with its runs or task runs as "entries".
-func (h History) MarshalJSON() ([]byte, error) {
-	type plain History
-	var entries any = h.Runs
-	if h.TaskCode != nil {
-		entries = h.TaskRuns
-	}
-	return json.Marshal(struct {
-		plain
-		Entries any `json:"entries"`
-	}{plain(h), entries})
-}
-
-// Empty reports whether the history lists no run.
-func (h History) Empty() bool { return len(h.Runs) == 0 && len(h.TaskRuns) == 0 }
-
 // RunHistory reads the history the request asks for. --all with a run
 // selector, or a limit below 1, is a usage error (exit 2); a selector that
 // matches no run of the pipeline is exit 9. A pipeline that has never run
 // has an empty history whatever the selection.
-func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (History, error) {
+func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (report.History, error) {
 	if req.Limit < 1 {
-		return History{}, exit.Errorf(exit.Usage, "--limit must be 1 or more, got %d", req.Limit)
+		return report.History{}, exit.Fieldf(exit.Usage, "{limit} must be 1 or more, got %d", req.Limit)
 	}
 	if req.All && !req.Selector.IsZero() {
-		return History{}, exit.Errorf(exit.Usage, "--all lists the recent runs: do not pass --run-id or --run-key with it")
+		return report.History{}, exit.Fieldf(exit.Usage, "{all} lists the recent runs: do not pass {run_id} or {run_key} with it")
 	}
 	g, err := pipeline.Load(ctx, q, req.PipelineCode)
 	if err != nil {
-		return History{}, err
+		return report.History{}, err
 	}
 	p := g.Pipeline
-	h := History{Schema: SchemaHistory, PipelineID: p.ID, PipelineCode: p.Code, Runs: []Run{}, TaskRuns: []TaskRun{},
-		Changes: []Intervention{}}
+	h := report.History{Schema: report.SchemaHistory, PipelineID: p.ID, PipelineCode: p.Code, Runs: []report.Run{}, TaskRuns: []report.TaskRun{},
+		Changes: []report.Intervention{}}
 	var task *pipeline.Task
 	if req.TaskCode != "" {
 		if task, err = g.FindTask(req.TaskCode); err != nil {
-			return History{}, err
+			return report.History{}, err
 		}
 		h.TaskCode = &task.Code
 	}
 	var n int
 	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID = $1", p.ID).Scan(&n); err != nil {
-		return History{}, readError(err, "AUD_PIPELINES_RUN_LOG")
+		return report.History{}, readError(err, "AUD_PIPELINES_RUN_LOG")
 	}
 	if n == 0 {
 		return h, nil
@@ -115,7 +68,7 @@ func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (Hist
 	} else {
 		run, err := SelectRun(ctx, q, p, req.Selector)
 		if err != nil {
-			return History{}, err
+			return report.History{}, err
 		}
 		filter += "AND r.PIPELINE_RUN_ID = $2 "
 		args = append(args, run.ID)
@@ -128,20 +81,20 @@ func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (Hist
 	if task == nil {
 		rows, err := records.QueryRuns(ctx, q, "SELECT "+records.RunColumns+records.RunsFrom+filter+order, args...)
 		if err != nil {
-			return History{}, err
+			return report.History{}, err
 		}
-		h.Runs = runDocs(rows)
-		for _, r := range h.Runs {
+		for _, r := range runDocs(rows) {
+			h.Runs = append(h.Runs, r.Run)
 			listed[r.ID] = true
 		}
 	} else {
 		args = append(args, task.ID)
 		if h.TaskRuns, err = queryTaskRuns(ctx, q,
 			"SELECT "+records.TaskRunColumns+records.TaskRunsFrom+filter+"AND tr.TASK_ID = $3 "+order, args...); err != nil {
-			return History{}, err
+			return report.History{}, err
 		}
 		if err := loadAttempts(ctx, q, h.TaskRuns); err != nil {
-			return History{}, err
+			return report.History{}, err
 		}
 		for _, t := range h.TaskRuns {
 			listed[t.PipelineRunID] = true
@@ -149,7 +102,7 @@ func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (Hist
 	}
 	changes, err := interventions(ctx, q, p.ID)
 	if err != nil {
-		return History{}, err
+		return report.History{}, err
 	}
 	for _, c := range changes {
 		if listed[c.PipelineRunID] && (task == nil || c.TaskID == nil || *c.TaskID == task.ID) {
@@ -160,7 +113,7 @@ func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (Hist
 }
 
 // interventions returns the pipeline's interventions in the order they were made.
-func interventions(ctx context.Context, q engine.Querier, pipelineID int64) ([]Intervention, error) {
+func interventions(ctx context.Context, q engine.Querier, pipelineID int64) ([]report.Intervention, error) {
 	rows, err := q.QueryContext(ctx, `SELECT i.INTERVENTION_ID, i.PIPELINE_RUN_ID, i.TASK_ID, t.TASK_CODE, i.ACTION,
 			i.FROM_STATUS, i.TO_STATUS, i.TARGET_COUNT, i.REASON, i.REQUESTED_BY, i.REQUESTED_BY_KIND, i.REQUESTED_AT
 		FROM AUD_RUN_INTERVENTIONS i LEFT JOIN CFG_TASKS t ON t.TASK_ID = i.TASK_ID
@@ -169,9 +122,9 @@ func interventions(ctx context.Context, q engine.Querier, pipelineID int64) ([]I
 		return nil, readError(err, "AUD_RUN_INTERVENTIONS")
 	}
 	defer rows.Close()
-	var out []Intervention
+	var out []report.Intervention
 	for rows.Next() {
-		var c Intervention
+		var c report.Intervention
 		var taskID, target sql.NullInt64
 		var taskCode, from, to, kind sql.NullString
 		var at engine.Time
@@ -181,7 +134,7 @@ func interventions(ctx context.Context, q engine.Querier, pipelineID int64) ([]I
 		}
 		c.TaskID, c.TaskCode, c.TargetCount = nullInt(taskID), nullString(taskCode), nullInt(target)
 		c.FromStatus, c.ToStatus, c.RequestedByKind = nullString(from), nullString(to), nullString(kind)
-		c.RequestedAt = Instant{at.Time}
+		c.RequestedAt = report.Instant{Time: at.Time}
 		out = append(out, c)
 	}
 	return out, rows.Err()

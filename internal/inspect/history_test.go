@@ -13,6 +13,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/inspect/inspecttest"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // historyRuns records three runs of P — a backfill, a failed run with a
@@ -42,7 +43,7 @@ func TestHistoryListsRunsTasksAndInterventions(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		b, r1, r2, r3 := historyRuns(t, db)
 		ctx := context.Background()
-		read := func(req inspect.HistoryRequest) inspect.History {
+		read := func(req inspect.HistoryRequest) report.History {
 			t.Helper()
 			req.PipelineCode = "P"
 			if req.Limit == 0 {
@@ -54,7 +55,7 @@ func TestHistoryListsRunsTasksAndInterventions(t *testing.T) {
 			}
 			return h
 		}
-		runIDs := func(h inspect.History) []int64 {
+		runIDs := func(h report.History) []int64 {
 			var out []int64
 			for _, r := range h.Runs {
 				out = append(out, r.ID)
@@ -64,7 +65,7 @@ func TestHistoryListsRunsTasksAndInterventions(t *testing.T) {
 			}
 			return out
 		}
-		actions := func(h inspect.History) string {
+		actions := func(h report.History) string {
 			var out []string
 			for _, c := range h.Changes {
 				out = append(out, c.Action)
@@ -119,7 +120,7 @@ func TestHistoryListsRunsTasksAndInterventions(t *testing.T) {
 			TaskCode string            `json:"task_code"`
 			Entries  []json.RawMessage `json:"entries"`
 		}
-		if err := json.Unmarshal(doc, &parsed); err != nil || parsed.Schema != inspect.SchemaHistory ||
+		if err := json.Unmarshal(doc, &parsed); err != nil || parsed.Schema != report.SchemaHistory ||
 			parsed.TaskCode != "load" || len(parsed.Entries) != 2 || !strings.Contains(string(parsed.Entries[0]), `"schema":"etl-craft/task-run/1"`) {
 			t.Fatalf("JSON %s", doc)
 		}

@@ -3,59 +3,23 @@ package inspect
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
-// Pause is a pipeline's open pause (an AUD_PIPELINE_PAUSES row not yet
-// resumed).
-type Pause struct {
-	PausedAt     Instant `json:"paused_at"`
-	PausedBy     string  `json:"paused_by"`
-	PausedByKind *string `json:"paused_by_kind"`
-	Reason       string  `json:"reason"`
-}
-
-// Describe says who paused the pipeline, since when and why, in one line.
-func (p Pause) Describe() string {
-	who := p.PausedBy
-	if p.PausedByKind != nil {
-		who += " (" + *p.PausedByKind + ")"
-	}
-	return fmt.Sprintf("paused by %s since %s: %s", who, p.PausedAt, p.Reason)
-}
-
-// PipelineView is an active pipeline's definition and its open pause.
-type PipelineView struct {
-	Schema       string   `json:"schema"`
-	PipelineID   int64    `json:"pipeline_id"`
-	PipelineCode string   `json:"pipeline_code"`
-	PipelineName string   `json:"pipeline_name"`
-	RefreshType  string   `json:"refresh_type"`
-	RunSchedule  *string  `json:"run_schedule"`
-	SLAInHours   *float64 `json:"sla_in_hours"`
-	Paused       *Pause   `json:"paused"`
-}
-
-// PipelineList is every active pipeline, in code order.
-type PipelineList struct {
-	Schema    string         `json:"schema"`
-	Pipelines []PipelineView `json:"pipelines"`
-}
-
 // ListPipelines returns the active pipelines with their pause state.
-func ListPipelines(ctx context.Context, q engine.Querier) (PipelineList, error) {
+func ListPipelines(ctx context.Context, q engine.Querier) (report.PipelineList, error) {
 	all, err := pipeline.List(ctx, q)
 	if err != nil {
-		return PipelineList{}, err
+		return report.PipelineList{}, err
 	}
 	pauses, err := openPauses(ctx, q)
 	if err != nil {
-		return PipelineList{}, err
+		return report.PipelineList{}, err
 	}
-	out := PipelineList{Schema: SchemaPipelineList, Pipelines: []PipelineView{}}
+	out := report.PipelineList{Schema: report.SchemaPipelineList, Pipelines: []report.PipelineView{}}
 	for _, p := range all {
 		out.Pipelines = append(out.Pipelines, view(p, pauses[p.ID]))
 	}
@@ -63,16 +27,16 @@ func ListPipelines(ctx context.Context, q engine.Querier) (PipelineList, error) 
 }
 
 // pipelineView returns one pipeline's view with its pause state.
-func pipelineView(ctx context.Context, q engine.Querier, p pipeline.Pipeline) (PipelineView, error) {
+func pipelineView(ctx context.Context, q engine.Querier, p pipeline.Pipeline) (report.PipelineView, error) {
 	pauses, err := openPauses(ctx, q)
 	if err != nil {
-		return PipelineView{}, err
+		return report.PipelineView{}, err
 	}
 	return view(p, pauses[p.ID]), nil
 }
 
-func view(p pipeline.Pipeline, pause *Pause) PipelineView {
-	v := PipelineView{Schema: SchemaPipeline, PipelineID: p.ID, PipelineCode: p.Code, PipelineName: p.Name,
+func view(p pipeline.Pipeline, pause *report.Pause) report.PipelineView {
+	v := report.PipelineView{Schema: report.SchemaPipeline, PipelineID: p.ID, PipelineCode: p.Code, PipelineName: p.Name,
 		RefreshType: p.RefreshType, Paused: pause}
 	if p.RunSchedule != "" {
 		s := p.RunSchedule
@@ -86,23 +50,23 @@ func view(p pipeline.Pipeline, pause *Pause) PipelineView {
 }
 
 // openPauses returns the open pause of every paused pipeline, by pipeline id.
-func openPauses(ctx context.Context, q engine.Querier) (map[int64]*Pause, error) {
+func openPauses(ctx context.Context, q engine.Querier) (map[int64]*report.Pause, error) {
 	rows, err := q.QueryContext(ctx, `SELECT PIPELINE_ID, PAUSED_AT, PAUSED_BY, PAUSED_BY_KIND, REASON
 		FROM AUD_PIPELINE_PAUSES WHERE RESUMED_AT IS NULL`)
 	if err != nil {
 		return nil, readError(err, "AUD_PIPELINE_PAUSES")
 	}
 	defer rows.Close()
-	out := map[int64]*Pause{}
+	out := map[int64]*report.Pause{}
 	for rows.Next() {
 		var id int64
 		var at engine.Time
 		var kind sql.NullString
-		p := &Pause{}
+		p := &report.Pause{}
 		if err := rows.Scan(&id, &at, &p.PausedBy, &kind, &p.Reason); err != nil {
 			return nil, readError(err, "AUD_PIPELINE_PAUSES")
 		}
-		p.PausedAt = Instant{at.Time}
+		p.PausedAt = report.Instant{Time: at.Time}
 		p.PausedByKind = nullString(kind)
 		out[id] = p
 	}

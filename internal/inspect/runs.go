@@ -8,6 +8,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // RunSelector says which run of a pipeline a command concerns (see
@@ -43,25 +44,9 @@ func NewRunSelector(idGiven bool, id int64, keyGiven bool, key string) (RunSelec
 	return RunSelector{ID: id, Key: key}, nil
 }
 
-// Run is one AUD_PIPELINES_RUN_LOG row.
-type Run struct {
-	Schema        string   `json:"schema"`
-	PipelineID    int64    `json:"pipeline_id"`
-	PipelineCode  string   `json:"pipeline_code"`
-	ID            int64    `json:"pipeline_run_id"`
-	Key           string   `json:"run_key"`
-	TriggerKind   string   `json:"trigger_kind"`
-	RunDate       *string  `json:"run_date"`
-	Status        string   `json:"status"`
-	StartDate     *Instant `json:"start_date"`
-	EndDate       *Instant `json:"end_date"`
-	SLAStatus     *string  `json:"sla_status"`
-	Backfill      bool     `json:"backfill"`
-	StartedBy     *string  `json:"started_by"`
-	StartedByKind *string  `json:"started_by_kind"`
-	EndedBy       *string  `json:"ended_by"`
-	EndedByKind   *string  `json:"ended_by_kind"`
-}
+// Run is a run a selection chose: its document, and what a selection says
+// of it.
+type Run struct{ report.Run }
 
 // Ended reports whether the run has ended: it is neither QUEUED nor
 // IN-PROGRESS.
@@ -73,11 +58,11 @@ func runDoc(r records.Run) Run {
 	if r.RunDate != "" {
 		runDate = &r.RunDate
 	}
-	return Run{Schema: SchemaRun, PipelineID: r.PipelineID, PipelineCode: r.PipelineCode, ID: r.ID, Key: r.Key,
+	return Run{report.Run{Schema: report.SchemaRun, PipelineID: r.PipelineID, PipelineCode: r.PipelineCode, ID: r.ID, Key: r.Key,
 		TriggerKind: string(r.TriggerKind), RunDate: runDate, Status: string(r.Status), StartDate: instant(r.Start),
 		EndDate: instant(r.End), SLAStatus: nullString(r.SLAStatus), Backfill: r.Backfill,
 		StartedBy: nullString(r.StartedBy), StartedByKind: nullString(r.StartedByKind),
-		EndedBy: nullString(r.EndedBy), EndedByKind: nullString(r.EndedByKind)}
+		EndedBy: nullString(r.EndedBy), EndedByKind: nullString(r.EndedByKind)}}
 }
 
 // runDocs is the documents of run rows.

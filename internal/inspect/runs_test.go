@@ -26,7 +26,7 @@ var alice = actor.Actor{Name: "alice@test", Kind: actor.Human}
 // wantCode fails the test unless err carries the exit code and the text.
 func wantCode(t *testing.T, err error, code exit.Code, text string) {
 	t.Helper()
-	if err == nil || exit.CodeOf(err) != code || !strings.Contains(err.Error(), text) {
+	if err == nil || exit.CodeOf(err) != code || !strings.Contains(exit.Flagged(err), text) {
 		t.Fatalf("got %v (exit %d), want exit %d with %q", err, exit.CodeOf(err), code, text)
 	}
 }

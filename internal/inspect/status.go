@@ -8,66 +8,40 @@ import (
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/readiness"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
-
-// TaskStatus is one active task's state under the selected run.
-type TaskStatus struct {
-	TaskID   int64  `json:"task_id"`
-	TaskCode string `json:"task_code"`
-	// Status is nil while the task has no row under the run.
-	Status          *string  `json:"status"`
-	Attempts        int      `json:"attempts"`
-	RowsWritten     *int64   `json:"rows_written"`
-	DurationSeconds *float64 `json:"duration_seconds"`
-	// Error is the first line of the task's error message.
-	Error *string `json:"error"`
-}
-
-// Status is a run's header and every active task of its pipeline.
-type Status struct {
-	Schema          string       `json:"schema"`
-	Pipeline        PipelineView `json:"pipeline"`
-	Run             Run          `json:"run"`
-	DurationSeconds *float64     `json:"duration_seconds"`
-	Tasks           []TaskStatus `json:"tasks"`
-	// BlockedByFailures are the tasks not yet run that can no longer run
-	// because of failed upstreams, directly or through other blocked tasks.
-	BlockedByFailures []string `json:"blocked_by_failures"`
-	// Chosen says how the run was chosen (see ViewRun).
-	Chosen Choice `json:"-"`
-}
 
 // RunStatus reports the selected run (see ViewRun) of the pipeline and
 // each active task under it. Durations of what has not ended run to now.
-func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelector, now time.Time) (Status, error) {
+func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelector, now time.Time) (report.Status, error) {
 	g, err := pipeline.Load(ctx, q, code)
 	if err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
 	if err := g.Validate(); err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
 	pv, err := pipelineView(ctx, q, g.Pipeline)
 	if err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
 	run, chosen, err := ViewRun(ctx, q, g.Pipeline, sel)
 	if err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
 	ran, err := records.TaskRunsOf(ctx, q, run.ID)
 	if err != nil {
-		return Status{}, err
+		return report.Status{}, err
 	}
-	out := Status{Schema: SchemaStatus, Pipeline: pv, Run: run, DurationSeconds: seconds(run.StartDate, run.EndDate, now),
-		Tasks: []TaskStatus{}, BlockedByFailures: BlockedByFailures(g, ran), Chosen: chosen}
+	out := report.Status{Schema: report.SchemaStatus, Pipeline: pv, Run: run.Run, DurationSeconds: seconds(run.StartDate, run.EndDate, now),
+		Tasks: []report.TaskStatus{}, BlockedByFailures: BlockedByFailures(g, ran), Chosen: chosen}
 	for _, t := range g.Tasks {
-		ts := TaskStatus{TaskID: t.ID, TaskCode: t.Code}
+		ts := report.TaskStatus{TaskID: t.ID, TaskCode: t.Code}
 		if row, ok := ran[t.ID]; ok {
 			tr := taskRunDoc(row)
 			status := tr.Status
 			ts.Status, ts.Attempts, ts.RowsWritten = &status, tr.AttemptCount, tr.RowsWritten
-			ts.DurationSeconds = tr.duration(now)
+			ts.DurationSeconds = seconds(tr.StartDate, tr.EndDate, now)
 			if tr.ErrorMessage != nil {
 				line := firstLine(*tr.ErrorMessage)
 				ts.Error = &line

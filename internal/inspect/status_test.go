@@ -13,6 +13,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/inspect/inspecttest"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -52,7 +53,7 @@ func TestStatusShowsEveryTaskAndWhatFailuresBlock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Schema != inspect.SchemaStatus || st.Run.ID != run || *st.DurationSeconds != 90 || st.Chosen != inspect.ChoiceActive {
+		if st.Schema != report.SchemaStatus || st.Run.ID != run || *st.DurationSeconds != 90 || st.Chosen != inspect.ChoiceActive {
 			t.Fatalf("header: %+v", st)
 		}
 		if st.Pipeline.Paused == nil ||
@@ -62,7 +63,7 @@ func TestStatusShowsEveryTaskAndWhatFailuresBlock(t *testing.T) {
 		if want := []string{"b", "c"}; !reflect.DeepEqual(st.BlockedByFailures, want) {
 			t.Fatalf("blocked by failures %v, want %v", st.BlockedByFailures, want)
 		}
-		byCode := map[string]inspect.TaskStatus{}
+		byCode := map[string]report.TaskStatus{}
 		for _, ts := range st.Tasks {
 			byCode[ts.TaskCode] = ts
 		}
@@ -111,13 +112,13 @@ func TestStepsListTasksUnderTheSelectedRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if steps.Schema != inspect.SchemaSteps || steps.PipelineRunID != run || len(steps.Steps) != 3 ||
+		if steps.Schema != report.SchemaSteps || steps.PipelineRunID != run || len(steps.Steps) != 3 ||
 			steps.Chosen != inspect.ChoiceSelector {
 			t.Fatalf("steps %+v", steps)
 		}
 		alert, extract, load := steps.Steps[0], steps.Steps[1], steps.Steps[2]
 		if alert.TaskCode != "alert" || alert.Condition != "ANY" || alert.Status != nil || alert.TaskRunID != nil ||
-			alert.Schema != inspect.SchemaStep {
+			alert.Schema != report.SchemaStep {
 			t.Fatalf("alert %+v", alert)
 		}
 		if *extract.Status != "SUCCESS" || *extract.TaskRunID != tr || extract.Parameters["SQL_ACTION"] != "CREATE_TABLE" ||

@@ -9,6 +9,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // The severities of a validation finding.
@@ -19,27 +20,9 @@ const (
 	Warn = "WARN"
 )
 
-// Finding is one problem validate found.
-type Finding struct {
-	// Where is the pipeline code, or PIPELINE.TASK for a task.
-	Where   string `json:"where"`
-	Status  string `json:"status"`
-	Message string `json:"message"`
-}
-
-// Validation is what validate checked and every finding, pipeline by
-// pipeline in code order.
-type Validation struct {
-	Schema    string    `json:"schema"`
-	Pipelines int       `json:"pipelines"`
-	Tasks     int       `json:"tasks"`
-	Failed    int       `json:"failed"`
-	Warnings  int       `json:"warnings"`
-	Findings  []Finding `json:"findings"`
-}
-
-func (v *Validation) add(status, where, message string) {
-	v.Findings = append(v.Findings, Finding{Where: where, Status: status, Message: message})
+// add records a finding in the validation and counts it.
+func add(v *report.Validation, status, where, message string) {
+	v.Findings = append(v.Findings, report.Finding{Where: where, Status: status, Message: message})
 	if status == Fail {
 		v.Failed++
 	} else {
@@ -64,30 +47,30 @@ type ValidateRequest struct {
 // (inactive upstreams, cycles among pipelines), HAS_DATA dependencies on
 // tasks that never report rows, and every task's parameters through its
 // handler's Check. An unknown PipelineCode is a metadata error (exit 4).
-func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (Validation, error) {
+func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (report.Validation, error) {
 	var pipes []pipeline.Pipeline
 	if req.PipelineCode != "" {
 		p, err := pipeline.Find(ctx, q, req.PipelineCode)
 		if err != nil {
-			return Validation{}, err
+			return report.Validation{}, err
 		}
 		pipes = []pipeline.Pipeline{p}
 	} else {
 		all, err := pipeline.List(ctx, q)
 		if err != nil {
-			return Validation{}, err
+			return report.Validation{}, err
 		}
 		pipes = all
 	}
 	upstreams, err := activePipelineEdges(ctx, q)
 	if err != nil {
-		return Validation{}, err
+		return report.Validation{}, err
 	}
-	v := Validation{Schema: SchemaValidation, Findings: []Finding{}}
+	v := report.Validation{Schema: report.SchemaValidation, Findings: []report.Finding{}}
 	for _, p := range pipes {
 		g, err := pipeline.Load(ctx, q, p.Code)
 		if err != nil {
-			return Validation{}, err
+			return report.Validation{}, err
 		}
 		v.Pipelines++
 		v.Tasks += len(g.Tasks)
@@ -101,30 +84,30 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (Valid
 
 // checkPipeline records the graph's problems and those of its pipeline
 // dependencies.
-func checkPipeline(v *Validation, g *pipeline.Graph, upstreams map[string][]string) {
+func checkPipeline(v *report.Validation, g *pipeline.Graph, upstreams map[string][]string) {
 	code := g.Pipeline.Code
 	if err := g.Validate(); err != nil {
-		v.add(Fail, code, err.Error())
+		add(v, Fail, code, err.Error())
 	}
 	for _, d := range g.PipelineDeps {
 		if d.Upstream == "" {
-			v.add(Fail, code, fmt.Sprintf("depends on pipeline id %d (CFG_PIPELINE_DEPENDENCY id %d), which is not active: "+
+			add(v, Fail, code, fmt.Sprintf("depends on pipeline id %d (CFG_PIPELINE_DEPENDENCY id %d), which is not active: "+
 				"once its last run is consumed the dependency is never met again; retire the dependency or reactivate the pipeline",
 				d.UpstreamID, d.ID))
 		}
 	}
 	if cycle := pipelineCycle(code, upstreams); cycle != nil {
-		v.add(Fail, code, "pipeline dependencies form a cycle ("+strings.Join(cycle, " -> ")+
+		add(v, Fail, code, "pipeline dependencies form a cycle ("+strings.Join(cycle, " -> ")+
 			"), so none of these pipelines can start; retire one of the dependencies")
 	}
 }
 
 // checkTask records a task's handler findings and its HAS_DATA
 // dependencies on tasks that never report rows.
-func checkTask(v *Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateRequest) {
+func checkTask(v *report.Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateRequest) {
 	where := g.Pipeline.Code + "." + t.Code
 	if h, err := req.Handlers.For(t.Handler); err != nil {
-		v.add(Fail, where, err.Error())
+		add(v, Fail, where, err.Error())
 	} else {
 		failures, warnings := h.Check(&handler.Task{
 			PipelineID: g.Pipeline.ID, PipelineCode: g.Pipeline.Code, TaskCode: t.Code,
@@ -132,10 +115,10 @@ func checkTask(v *Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateR
 			Log: slog.New(slog.DiscardHandler),
 		})
 		for _, m := range failures {
-			v.add(Fail, where, m)
+			add(v, Fail, where, m)
 		}
 		for _, m := range warnings {
-			v.add(Warn, where, m)
+			add(v, Warn, where, m)
 		}
 	}
 	for _, d := range t.Deps {
@@ -144,7 +127,7 @@ func checkTask(v *Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateR
 		}
 		if up := g.TaskByID(d.UpstreamTaskID); up != nil {
 			if what := reportsNoRows(up); what != "" {
-				v.add(Fail, where, fmt.Sprintf("has a HAS_DATA dependency on %s, %s that reports no rows written, "+
+				add(v, Fail, where, fmt.Sprintf("has a HAS_DATA dependency on %s, %s that reports no rows written, "+
 					"so the dependency is never met and %s is always skipped; use SUCCESS", up.Code, what, t.Code))
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // paramChecker is a handler whose Check requires SQL_ACTION and warns about
@@ -63,7 +64,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []inspect.Finding{
+		want := []report.Finding{
 			{Status: inspect.Fail, Where: "BAD.a", Message: "SQL_ACTION is required"},
 			{Status: inspect.Fail, Where: "BAD.b", Message: "no handler for PYTHON tasks"},
 			{Status: inspect.Fail, Where: "BAD.d", Message: "has a HAS_DATA dependency on c, a SETUP_TABLE task that reports no rows written"},
@@ -81,7 +82,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 				t.Errorf("finding %d: %+v, want %+v", i, f, want[i])
 			}
 		}
-		if v.Pipelines != 5 || v.Tasks != 7 || v.Failed != 7 || v.Warnings != 1 || v.Schema != inspect.SchemaValidation {
+		if v.Pipelines != 5 || v.Tasks != 7 || v.Failed != 7 || v.Warnings != 1 || v.Schema != report.SchemaValidation {
 			t.Fatalf("counts: %+v", v)
 		}
 

@@ -117,8 +117,8 @@ func (r *Runner) initDB(ctx context.Context, force bool) (InitResult, error) {
 			return InitResult{}, err
 		}
 		if len(existing) > 0 {
-			return InitResult{}, exit.Errorf(exit.EngineDB,
-				"the database already has Engine DB table(s) %s: run `etl-craft migrate` to upgrade an existing Engine DB, or `etl-craft init-db --force` for a database that is empty apart from a leftover table",
+			return InitResult{}, exit.Fieldf(exit.EngineDB,
+				"the database already has Engine DB table(s) %s: run `etl-craft migrate` to upgrade an existing Engine DB, or `etl-craft init-db {force}` for a database that is empty apart from a leftover table",
 				quoteList(existing))
 		}
 	}

@@ -188,8 +188,8 @@ func ProjectStream(dir string) (Stream, error) {
 	}
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return Stream{}, exit.Errorf(exit.Migration,
-			"the project migrations directory %s does not exist — pass --migrations-dir or set ETL_CRAFT_MIGRATIONS_DIR", dir)
+		return Stream{}, exit.Fieldf(exit.Migration,
+			"the project migrations directory %s does not exist — pass {migrations_dir} or set ETL_CRAFT_MIGRATIONS_DIR", dir)
 	}
 	s, err := readStream(Project, os.DirFS(dir), dir)
 	if err != nil {
@@ -307,8 +307,8 @@ func verify(ledger []ledgerRow, streams []Stream) ([]string, error) {
 			}
 		}
 		if file == nil && (stream == nil || !stream.Configured()) {
-			return nil, exit.Errorf(exit.Migration,
-				"the applied migration %s cannot be verified: no project migrations directory is configured; pass --migrations-dir or set ETL_CRAFT_MIGRATIONS_DIR",
+			return nil, exit.Fieldf(exit.Migration,
+				"the applied migration %s cannot be verified: no project migrations directory is configured; pass {migrations_dir} or set ETL_CRAFT_MIGRATIONS_DIR",
 				row.label())
 		}
 		if file == nil {

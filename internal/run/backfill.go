@@ -35,7 +35,8 @@ type BackfillOutcome struct {
 	// Status is SUCCESS when every date ran, else Stopped's status.
 	Status string
 	// Message says what was done in one line and, when the backfill
-	// stopped, how to take it up again.
+	// stopped, how to take it up again. It names request fields as {field}
+	// (see exit.RequestFields).
 	Message string
 	// Code is the exit status: 0 when every date ran (or the pipeline is
 	// paused), 1 when a run ended FAILED or CANCELLED, 22 when the backfill
@@ -49,18 +50,18 @@ type BackfillOutcome struct {
 func BackfillDates(first, last string) ([]string, error) {
 	from, err := time.Parse(time.DateOnly, first)
 	if err != nil {
-		return nil, exit.Errorf(exit.Usage, "--backfill %s:%s: %q is not a date: write YYYY-MM-DD", first, last, first)
+		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s: %q is not a date: write YYYY-MM-DD", first, last, first)
 	}
 	to, err := time.Parse(time.DateOnly, last)
 	if err != nil {
-		return nil, exit.Errorf(exit.Usage, "--backfill %s:%s: %q is not a date: write YYYY-MM-DD", first, last, last)
+		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s: %q is not a date: write YYYY-MM-DD", first, last, last)
 	}
 	if to.Before(from) {
-		return nil, exit.Errorf(exit.Usage, "--backfill runs from the first date to the last: %s is after %s", first, last)
+		return nil, exit.Fieldf(exit.Usage, "{backfill} runs from the first date to the last: %s is after %s", first, last)
 	}
 	n := int(to.Sub(from).Hours()/24) + 1
 	if n > MaxBackfillDates {
-		return nil, exit.Errorf(exit.Usage, "--backfill %s:%s is %d dates; one backfill runs at most %d, so split it", first, last, n, MaxBackfillDates)
+		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s is %d dates; one backfill runs at most %d, so split it", first, last, n, MaxBackfillDates)
 	}
 	dates := make([]string, n)
 	for i := range dates {
@@ -81,7 +82,7 @@ func BackfillDates(first, last string) ([]string, error) {
 // progress, and stops when another run starts, or the pipeline is paused,
 // between two dates.
 func (s *Supervisor) Backfill(ctx context.Context, req BackfillRequest) (BackfillOutcome, error) {
-	if err := s.checkIntervention("--backfill", req.Reason); err != nil {
+	if err := s.checkIntervention("{backfill}", req.Reason); err != nil {
 		return BackfillOutcome{}, err
 	}
 	dates, err := BackfillDates(req.From, req.To)
@@ -150,7 +151,7 @@ func (s *Supervisor) Backfill(ctx context.Context, req BackfillRequest) (Backfil
 		if i == 0 || (!exit.Is(err, exit.StaleTransition) && !exit.Is(err, exit.RunState)) {
 			return out, err
 		}
-		return stop(day, Outcome{PipelineCode: code, Status: RunInProgress}, err.Error())
+		return stop(day, Outcome{PipelineCode: code, Status: RunInProgress}, exit.Text(err))
 	}
 	runs := make([]string, len(out.Runs))
 	for i, o := range out.Runs {
@@ -163,9 +164,9 @@ func (s *Supervisor) Backfill(ctx context.Context, req BackfillRequest) (Backfil
 
 // resumeBackfill says how to take a stopped backfill up again from day.
 func resumeBackfill(code, day, last string, o Outcome) string {
-	cmd := fmt.Sprintf("etl-craft run --pipeline_code %s --backfill %s:%s --reason ...", code, day, last)
+	cmd := fmt.Sprintf("etl-craft run {pipeline} %s {backfill} %s:%s {reason} ...", code, day, last)
 	if o.RunID != 0 && o.Status == RunInProgress {
-		return fmt.Sprintf("finish pipeline_run_id=%d with etl-craft run --pipeline_code %s --run-id %d (or cancel it), then %s takes up from there",
+		return fmt.Sprintf("finish pipeline_run_id=%d with etl-craft run {pipeline} %s {run_id} %d (or cancel it), then %s takes up from there",
 			o.RunID, code, o.RunID, cmd)
 	}
 	return cmd + " takes up from there once it is fixed"

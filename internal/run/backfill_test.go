@@ -51,7 +51,7 @@ func TestABackfillStopsAtTheFirstFailingDate(t *testing.T) {
 			t.Fatalf("%+v %v", b, err)
 		}
 		if !strings.HasPrefix(b.Message, "P: backfill stopped at 2026-01-03 after 3 of 5 run(s): ") ||
-			!strings.HasSuffix(b.Message, "; etl-craft run --pipeline_code P --backfill 2026-01-03:2026-01-05 --reason ... takes up from there once it is fixed") {
+			!strings.HasSuffix(exit.Flags(b.Message), "; etl-craft run --pipeline_code P --backfill 2026-01-03:2026-01-05 --reason ... takes up from there once it is fixed") {
 			t.Fatalf("%q", b.Message)
 		}
 		rows := f.column(`SELECT CAST(RUN_DATE AS VARCHAR) || ' ' || STATUS || ' ' || TRIGGER_KIND || ' ' || BACKFILL || ' ' || RUN_KEY

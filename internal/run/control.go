@@ -26,15 +26,18 @@ type Change struct {
 	RunID        int64
 	// TaskCode is the task changed; "" for a change of the run itself.
 	TaskCode string
-	// Message says what was done, in one line.
+	// Message says what was done, in one line; it names request fields as
+	// {field} (see exit.RequestFields).
 	Message string
 }
 
 // CheckReason refuses a blank reason for an intervention (exit 2): every
-// intervention is recorded with why it was made.
+// intervention is recorded with why it was made. what names the
+// intervention: an operation such as "cancel", or a request field such as
+// "{skip}" (see exit.Fieldf).
 func CheckReason(what, reason string) error {
 	if strings.TrimSpace(reason) == "" {
-		return exit.Errorf(exit.Usage, "%s needs a --reason: it is recorded with the change", what)
+		return exit.Fieldf(exit.Usage, "%s needs a {reason}: it is recorded with the change", what)
 	}
 	return nil
 }
@@ -43,7 +46,7 @@ func CheckReason(what, reason string) error {
 // 10) and one without a reason (exit 2).
 func (s *Supervisor) checkIntervention(what, reason string) error {
 	if s.opts.Remote {
-		return exit.Errorf(exit.RunRefused,
+		return exit.Fieldf(exit.RunRefused,
 			"%s is only available in local mode: in remote mode the orchestrator is the only source of truth for runs, "+
 				"so mark, clear, stop or pause the run in the orchestrator instead", what)
 	}
@@ -78,11 +81,11 @@ func (s *Supervisor) checkMark(what string, req MarkRequest) error {
 	case req.Status != TaskSuccess && req.Status != TaskFailed && req.Status != TaskSkipped:
 		return exit.Errorf(exit.Usage, "cannot mark %q: choose SUCCESS, FAILED or SKIPPED", req.Status)
 	case req.Rows != nil && *req.Rows < 0:
-		return exit.Errorf(exit.Usage, "--rows is a row count, so it cannot be negative (got %d)", *req.Rows)
+		return exit.Fieldf(exit.Usage, "{rows} is a row count, so it cannot be negative (got %d)", *req.Rows)
 	case req.Rows != nil && req.Status != TaskSuccess:
-		return exit.Errorf(exit.Usage, "--rows goes with SUCCESS: it is the row count a HAS_DATA dependency reads")
+		return exit.Fieldf(exit.Usage, "{rows} goes with SUCCESS: it is the row count a HAS_DATA dependency reads")
 	case req.Stale && req.TaskCode == "":
-		return exit.Errorf(exit.Usage, "--stale marks a task whose process is gone: name it with --task_code")
+		return usage("{stale} marks a task whose process is gone: name it with {task}")
 	}
 	return nil
 }
@@ -139,13 +142,13 @@ func (s *Supervisor) Mark(ctx context.Context, req MarkRequest) (Change, error) 
 		}
 		switch {
 		case (row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning) && req.Stale:
-			return exit.Errorf(exit.RunRefused,
+			return exit.Fieldf(exit.RunRefused,
 				"%s is running under pipeline_run_id=%d and its lease is live (held by %s): its process may still be running; "+
-					"--stale marks a task only once its lease has expired and reconcile has fenced it", what, r.ID, row.owner)
+					"{stale} marks a task only once its lease has expired and reconcile has fenced it", what, r.ID, row.owner)
 		case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
-			return exit.Errorf(exit.RunRefused,
+			return exit.Fieldf(exit.RunRefused,
 				"%s is running under pipeline_run_id=%d (held by %s); wait for it to end, or cancel the run with etl-craft cancel; "+
-					"if the process running it is gone, pass --stale to record its outcome", what, r.ID, row.owner)
+					"if the process running it is gone, pass {stale} to record its outcome", what, r.ID, row.owner)
 		case before == req.Status && req.Rows == nil:
 			return exit.Errorf(exit.Usage, "%s is already %s under pipeline_run_id=%d; nothing to mark", what, before, r.ID)
 		case r.Status == RunQueued:
@@ -193,7 +196,7 @@ func (s *Supervisor) Mark(ctx context.Context, req MarkRequest) (Change, error) 
 			c.Message += "; kept SKIPPED: " + strings.Join(kept, ", ")
 		}
 		if runEnded(r.Status) || len(reset) > 0 {
-			c.Message += fmt.Sprintf(". etl-craft run --pipeline_code %s resumes it", g.Pipeline.Code)
+			c.Message += fmt.Sprintf(". etl-craft run {pipeline} %s resumes it", g.Pipeline.Code)
 		}
 		return nil
 	})
@@ -295,7 +298,7 @@ func (s *Supervisor) MarkRun(ctx context.Context, req MarkRequest) (Change, erro
 		return Change{}, err
 	}
 	if req.Rows != nil {
-		return Change{}, exit.Errorf(exit.Usage, "--rows states a task's row count: name the task with --task_code")
+		return Change{}, usage("{rows} states a task's row count: name the task with {task}")
 	}
 	g, r, err := s.operatorRun(ctx, req.PipelineCode, req.RunID, req.RunKey)
 	if err != nil {
@@ -380,11 +383,11 @@ func taskCode(g *pipeline.Graph, id int64) string {
 // task gets the status and the stated row count too. It is refused while
 // the pipeline has a run in progress.
 func (s *Supervisor) StandIn(ctx context.Context, req MarkRequest) (Change, error) {
-	if err := s.checkMark("mark --new-run", req); err != nil {
+	if err := s.checkMark("mark {new_run}", req); err != nil {
 		return Change{}, err
 	}
 	if req.Rows != nil && req.TaskCode == "" {
-		return Change{}, exit.Errorf(exit.Usage, "--rows states a task's row count: name the task with --task_code")
+		return Change{}, usage("{rows} states a task's row count: name the task with {task}")
 	}
 	g, err := pipeline.Load(ctx, s.opts.DB, req.PipelineCode)
 	if err != nil {
@@ -434,7 +437,7 @@ func (s *Supervisor) StandIn(ctx context.Context, req MarkRequest) (Change, erro
 // are. The run is MANUAL, with the request's key and date when given. It is
 // refused while the pipeline has a run in progress.
 func (s *Supervisor) Skip(ctx context.Context, req Request) (Outcome, error) {
-	if err := s.checkIntervention("--skip", req.Reason); err != nil {
+	if err := s.checkIntervention("{skip}", req.Reason); err != nil {
 		return Outcome{}, err
 	}
 	g, err := pipeline.Load(ctx, s.opts.DB, req.PipelineCode)

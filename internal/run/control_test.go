@@ -30,7 +30,7 @@ func TestAPausedPipelineStartsNothing(t *testing.T) {
 			}
 			if err != nil || out.Status != Paused || out.Code != exit.Success ||
 				!strings.Contains(out.String(), "paused by ops@host (HUMAN) since ") ||
-				!strings.HasSuffix(out.String(), ": warehouse upgrade; nothing was started: etl-craft resume --pipeline_code P lets it run again") {
+				!strings.HasSuffix(exit.Flags(out.String()), ": warehouse upgrade; nothing was started: etl-craft resume --pipeline_code P lets it run again") {
 				t.Fatalf("%q %v", out.String(), err)
 			}
 		}

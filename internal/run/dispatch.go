@@ -96,8 +96,8 @@ const checkEvery = time.Second
 // recorded or the run could not go on. Remote mode refuses it.
 func (s *Supervisor) RunPipeline(ctx context.Context, req Request) (Outcome, error) {
 	if s.opts.Remote {
-		return Outcome{}, exit.Errorf(exit.RunRefused,
-			"Orchestration.Mode is remote: the orchestrator runs one task at a time with --task_code, between --init-only and --finalize-only; only local mode runs a whole pipeline")
+		return Outcome{}, exit.Fieldf(exit.RunRefused,
+			"Orchestration.Mode is remote: the orchestrator runs one task at a time with {task}, between {init_only} and {finalize_only}; only local mode runs a whole pipeline")
 	}
 	g, policies, err := s.load(ctx, req.PipelineCode)
 	if err != nil {

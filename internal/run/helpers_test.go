@@ -290,7 +290,7 @@ func wantCode(t *testing.T, err error, code exit.Code, text string) {
 	if exit.CodeOf(err) != code {
 		t.Fatalf("error %v has code %d, want %d", err, exit.CodeOf(err), code)
 	}
-	if text != "" && (err == nil || !bytes.Contains([]byte(err.Error()), []byte(text))) {
+	if text != "" && (err == nil || !bytes.Contains([]byte(exit.Flagged(err)), []byte(text))) {
 		t.Fatalf("error %q does not contain %q", err, text)
 	}
 }

@@ -43,7 +43,7 @@ func TestMarkingAFailedTaskReopensTheRunAndResetsWhatItsFailureSkipped(t *testin
 			Status: TaskSuccess, Rows: &rows, Reason: "loaded by hand"})
 		want := fmt.Sprintf("P.extract: marked SUCCESS under pipeline_run_id=%d (was FAILED); the run was FAILED and is IN-PROGRESS again; "+
 			"reset to run again: load; kept SKIPPED: publish (consumed by pipeline_run_id=", out.RunID)
-		if err != nil || !strings.HasPrefix(c.Message, want) || !strings.HasSuffix(c.Message, ". etl-craft run --pipeline_code P resumes it") {
+		if err != nil || !strings.HasPrefix(c.Message, want) || !strings.HasSuffix(exit.Flags(c.Message), ". etl-craft run --pipeline_code P resumes it") {
 			t.Fatalf("%q %v", c.Message, err)
 		}
 		by := " by tester@host HUMAN"
@@ -281,7 +281,7 @@ func TestIgnoreDependenciesAndRerun(t *testing.T) {
 		f.setBehaviour("P", "extract", "succeed")
 		rerun, err := s.Rerun(f.ctx(), Request{PipelineCode: "P", TaskCode: "extract", RunID: failed.RunID, Reason: "the file arrived"}, false)
 		if err != nil || rerun.Status != RunInProgress ||
-			rerun.Detail != "ran again: extract (SUCCESS); reset to run again: load, publish; 2 task(s) still need to run: load, publish; "+
+			exit.Flags(rerun.Detail) != "ran again: extract (SUCCESS); reset to run again: load, publish; 2 task(s) still need to run: load, publish; "+
 				"etl-craft run --pipeline_code P runs them" {
 			t.Fatalf("%q %v", rerun.String(), err)
 		}

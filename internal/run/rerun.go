@@ -23,11 +23,11 @@ import (
 // when its own pipeline's dependencies are satisfied by then; the others are
 // left as they are.
 func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool) (Outcome, error) {
-	if err := s.checkIntervention("--rerun", req.Reason); err != nil {
+	if err := s.checkIntervention("{rerun}", req.Reason); err != nil {
 		return Outcome{}, err
 	}
 	if req.Force || req.IgnoreDependencies {
-		return Outcome{}, exit.Errorf(exit.Usage, "--rerun already runs the task past its checks: pass neither --force nor --ignore-dependencies with it")
+		return Outcome{}, usage("{rerun} already runs the task past its checks: pass neither {force} nor {ignore_dependencies} with it")
 	}
 	out := Outcome{PipelineCode: req.PipelineCode}
 	c, paused, err := s.prepareTask(ctx, req, &out)

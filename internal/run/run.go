@@ -162,6 +162,8 @@ type Outcome struct {
 	// because the pipeline is paused, WAITING when a task's dependencies
 	// are not met yet.
 	Status string
+	// Detail says more in one line; it names request fields as {field} (see
+	// exit.RequestFields).
 	Detail string
 	// Code is the exit status: 0, 1, 22 or 23.
 	Code exit.Code
@@ -236,7 +238,7 @@ func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*
 		}
 		if p != nil {
 			out.Status = Paused
-			out.Detail = fmt.Sprintf("%s; nothing was started: etl-craft resume --pipeline_code %s lets it run again", p, g.Pipeline.Code)
+			out.Detail = fmt.Sprintf("%s; nothing was started: etl-craft resume {pipeline} %s lets it run again", p, g.Pipeline.Code)
 			return true, nil
 		}
 	}

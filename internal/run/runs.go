@@ -149,8 +149,8 @@ func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, st start) (
 			b.run.Status = RunInProgress
 			return nil
 		case runEnded(r.Status):
-			return exit.Errorf(exit.RunState,
-				"pipeline %s: pipeline_run_id=%d (key %s) ended %s; it is not started again: run without --run-id/--run-key to start a new run, or rerun a task of it with --task_code --rerun --reason",
+			return exit.Fieldf(exit.RunState,
+				"pipeline %s: pipeline_run_id=%d (key %s) ended %s; it is not started again: run without {run_id}/{run_key} to start a new run, or rerun a task of it with {task} {rerun} {reason}",
 				g.Pipeline.Code, r.ID, r.Key, r.Status)
 		case st.owner == "":
 			return nil
@@ -213,15 +213,15 @@ func (s *Supervisor) findRun(ctx context.Context, tx *wtx, g *pipeline.Graph, st
 	case st.req.RunDate != "" && r.RunDate != st.req.RunDate:
 		step := ""
 		if s.opts.Remote {
-			step = " --finalize-only"
+			step = " {finalize_only}"
 		}
-		return r, true, exit.Errorf(exit.RunState,
-			"pipeline %s has a run in progress (pipeline_run_id=%d) as of %s, not %s; finish it with etl-craft run --pipeline_code %s%s, or cancel it, first",
+		return r, true, exit.Fieldf(exit.RunState,
+			"pipeline %s has a run in progress (pipeline_run_id=%d) as of %s, not %s; finish it with etl-craft run {pipeline} %s%s, or cancel it, first",
 			code, r.ID, r.RunDate, st.req.RunDate, code, step)
 	case runEnded(r.Status):
 	case r.Backfill && !st.backfill && !explicit:
-		return r, true, exit.Errorf(exit.RunState,
-			"pipeline %s: pipeline_run_id=%d is a backfill's run in progress; a plain run does not take it over (finish the backfill, or cancel it with etl-craft cancel --pipeline_code %s --reason ...)",
+		return r, true, exit.Fieldf(exit.RunState,
+			"pipeline %s: pipeline_run_id=%d is a backfill's run in progress; a plain run does not take it over (finish the backfill, or cancel it with etl-craft cancel {pipeline} %s {reason} ...)",
 			code, r.ID, code)
 	case !r.Backfill && st.backfill:
 		return r, true, exit.Errorf(exit.RunState,
@@ -317,8 +317,8 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 			g.Pipeline.Code, r.ID)
 	case exit.Is(err, exit.StaleTransition):
 		other, _ := activeRunOf(db, s.opts.DB, g.Pipeline.ID)
-		return b, exit.Errorf(exit.RunState,
-			"pipeline %s: another process started pipeline_run_id=%d while this one was checking the pipeline's dependencies; pipeline_run_id=%d stays QUEUED: select it with --run-id to resume it",
+		return b, exit.Fieldf(exit.RunState,
+			"pipeline %s: another process started pipeline_run_id=%d while this one was checking the pipeline's dependencies; pipeline_run_id=%d stays QUEUED: select it with {run_id} to resume it",
 			g.Pipeline.Code, other, r.ID)
 	case err != nil && lookErr == nil:
 		// The sleep between two looks was interrupted.

@@ -30,14 +30,14 @@ import (
 func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) {
 	switch {
 	case req.IgnoreDependencies && req.Force:
-		return Outcome{}, exit.Errorf(exit.Usage, "--ignore-dependencies and --force are different overrides: choose one")
+		return Outcome{}, usage("{ignore_dependencies} and {force} are different overrides: choose one")
 	case req.IgnoreDependencies:
-		if err := s.checkIntervention("--ignore-dependencies", req.Reason); err != nil {
+		if err := s.checkIntervention("{ignore_dependencies}", req.Reason); err != nil {
 			return Outcome{}, err
 		}
 	case req.Force && s.opts.Remote:
-		return Outcome{}, exit.Errorf(exit.RunRefused,
-			"--force is only allowed in local mode: in remote mode run --task_code already runs the task whenever the orchestrator says")
+		return Outcome{}, exit.Fieldf(exit.RunRefused,
+			"{force} is only allowed in local mode: in remote mode run {task} already runs the task whenever the orchestrator says")
 	}
 	out := Outcome{PipelineCode: req.PipelineCode, TaskCode: req.TaskCode}
 	c, paused, err := s.prepareTask(ctx, req, &out)
@@ -54,9 +54,9 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 	}
 	row, hasRow := rows[t.ID]
 	under := fmt.Sprintf("under pipeline_run_id=%d", r.ID)
-	again := "use --force to run it again"
+	again := "use {force} to run it again"
 	if req.IgnoreDependencies {
-		again = "use --rerun --reason to run it again"
+		again = "use {rerun} {reason} to run it again"
 	}
 	switch {
 	case row.attemptStatus == AttemptClaimed || row.attemptStatus == AttemptRunning:
@@ -71,12 +71,12 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 	case r.Status == RunQueued:
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet", g.Pipeline.Code, r.ID)
 	case r.Status == RunCancelled:
-		return out, exit.Errorf(exit.RunState,
-			"pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run with etl-craft run --pipeline_code %s",
+		return out, exit.Fieldf(exit.RunState,
+			"pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run with etl-craft run {pipeline} %s",
 			g.Pipeline.Code, r.ID, g.Pipeline.Code)
 	case runEnded(r.Status) && !req.Force:
-		return out, exit.Errorf(exit.RunState,
-			"pipeline %s: pipeline_run_id=%d ended %s; use --force, or --rerun --reason, to run %s again under it",
+		return out, exit.Fieldf(exit.RunState,
+			"pipeline %s: pipeline_run_id=%d ended %s; use {force}, or {rerun} {reason}, to run %s again under it",
 			g.Pipeline.Code, r.ID, r.Status, t.Code)
 	}
 	q := row.queued

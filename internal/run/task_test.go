@@ -71,7 +71,7 @@ func TestSingleTaskRefusalsAndOutcomes(t *testing.T) {
 			t.Fatalf("%q", out.String())
 		}
 		out = f.runTask(Request{PipelineCode: "P", TaskCode: "extract"})
-		if out.Code != exit.Success || out.Detail != fmt.Sprintf("already SUCCESS under pipeline_run_id=%d; use --force to run it again", run) {
+		if out.Code != exit.Success || exit.Flags(out.Detail) != fmt.Sprintf("already SUCCESS under pipeline_run_id=%d; use --force to run it again", run) {
 			t.Fatalf("%q", out.String())
 		}
 		out = f.runTask(Request{PipelineCode: "P", TaskCode: "on_failure"})
