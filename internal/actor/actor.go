@@ -56,7 +56,7 @@ var SystemActor = Actor{Name: "etl-craft", Kind: System}
 
 // New validates a name and kind and returns the actor.
 func New(name string, kind Kind) (Actor, error) {
-	if err := validateName(name, NameVariable); err != nil {
+	if err := CheckName(name, NameVariable); err != nil {
 		return Actor{}, err
 	}
 	if !kind.Valid() {
@@ -100,7 +100,7 @@ func FromEnv() (Actor, error) {
 				"%s=%q is not an actor kind: use one of %s", KindVariable, v, kindList())
 		}
 	}
-	if err := validateName(name, NameVariable); err != nil {
+	if err := CheckName(name, NameVariable); err != nil {
 		return Actor{}, err
 	}
 	return Actor{Name: name, Kind: kind}, nil
@@ -131,21 +131,25 @@ func loginName() string {
 	return ""
 }
 
-func validateName(name, variable string) error {
+// CheckName refuses a name the Engine DB cannot record as an actor's: blank,
+// not UTF-8, longer than MaxNameLength characters, or holding a control or
+// format character. The error (exit 3) calls the name label, such as
+// ETL_CRAFT_ACTOR.
+func CheckName(name, label string) error {
 	switch {
 	case strings.TrimSpace(name) == "":
 		return exit.Errorf(exit.Configuration,
-			"%s is blank: set it to a non-empty name of at most %d characters", variable, MaxNameLength)
+			"%s is blank: set it to a non-empty name of at most %d characters", label, MaxNameLength)
 	case !utf8.ValidString(name):
-		return exit.Errorf(exit.Configuration, "%s is not valid UTF-8 text", variable)
+		return exit.Errorf(exit.Configuration, "%s is not valid UTF-8 text", label)
 	case utf8.RuneCountInString(name) > MaxNameLength:
 		return exit.Errorf(exit.Configuration,
-			"%s is longer than %d characters", variable, MaxNameLength)
+			"%s is longer than %d characters", label, MaxNameLength)
 	}
 	for _, r := range name {
 		if unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
 			return exit.Errorf(exit.Configuration,
-				"%s contains a control or format character (%U): use printable text only", variable, r)
+				"%s contains a control or format character (%U): use printable text only", label, r)
 		}
 	}
 	return nil
