@@ -117,7 +117,7 @@ func (a *app) projectOptions(more ...project.Option) []project.Option {
 func (a *app) record(ctx context.Context, db *engine.DB, cmd *cobra.Command, pipelineCode, taskCode string) {
 	args := map[string]any{}
 	cmd.Flags().Visit(func(f *pflag.Flag) { args[f.Name] = f.Value.String() })
-	req := audit.Request{Command: cmd.Name(), Arguments: args, PipelineCode: pipelineCode, TaskCode: taskCode, StartedAt: a.started}
+	req := audit.Request{Command: commandName(cmd), Arguments: args, PipelineCode: pipelineCode, TaskCode: taskCode, StartedAt: a.started}
 	if orch := actor.OrchestratorContext(); len(orch) > 0 {
 		for k, v := range orch {
 			args[k] = v
@@ -126,6 +126,16 @@ func (a *app) record(ctx context.Context, db *engine.DB, cmd *cobra.Command, pip
 	if err := audit.Record(ctx, db, req); err != nil {
 		a.logger().Warn("could not record the command in AUD_ACTIONS", "command", cmd.Name(), "error", err)
 	}
+}
+
+// commandName is the command as AUD_ACTIONS.COMMAND names it: its path
+// below the root, so `token create` for a subcommand.
+func commandName(cmd *cobra.Command) string {
+	name := cmd.Name()
+	for p := cmd.Parent(); p != nil && p.HasParent(); p = p.Parent() {
+		name = p.Name() + " " + name
+	}
+	return name
 }
 
 // session is what most commands start from: the context carrying the

@@ -10,46 +10,19 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/apitoken"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
-
-// Schema ids of the token documents. (They move to the report package with
-// the other documents.)
-const (
-	schemaToken  = "etl-craft/token/1"
-	schemaTokens = "etl-craft/tokens/1"
-)
-
-// tokenDoc is the etl-craft/token/1 document: one API token, as it is now.
-// Value, the token itself, is there only in the answer to create.
-type tokenDoc struct {
-	Schema    string           `json:"schema"`
-	TokenID   int64            `json:"token_id"`
-	Name      string           `json:"name"`
-	Role      apitoken.Role    `json:"role"`
-	State     apitoken.State   `json:"state"`
-	CreatedBy string           `json:"created_by"`
-	CreatedAt inspect.Instant  `json:"created_at"`
-	ExpiresAt *inspect.Instant `json:"expires_at"`
-	RevokedAt *inspect.Instant `json:"revoked_at"`
-	Value     string           `json:"value,omitempty"`
-}
-
-// tokensDoc is the etl-craft/tokens/1 document: every API token, by id.
-type tokensDoc struct {
-	Schema string     `json:"schema"`
-	Tokens []tokenDoc `json:"tokens"`
-}
 
 // newTokenDoc returns the document of a token at now.
-func newTokenDoc(t apitoken.Token, now time.Time) tokenDoc {
-	instant := func(t *time.Time) *inspect.Instant {
+func newTokenDoc(t apitoken.Token, now time.Time) report.Token {
+	instant := func(t *time.Time) *report.Instant {
 		if t == nil {
 			return nil
 		}
-		return &inspect.Instant{Time: *t}
+		return &report.Instant{Time: *t}
 	}
-	return tokenDoc{Schema: schemaToken, TokenID: t.ID, Name: t.Name, Role: t.Role, State: t.StateAt(now),
-		CreatedBy: t.CreatedBy, CreatedAt: inspect.Instant{Time: t.CreatedAt}, ExpiresAt: instant(t.ExpiresAt), RevokedAt: instant(t.RevokedAt)}
+	return report.Token{Schema: report.SchemaToken, TokenID: t.ID, Name: t.Name, Role: string(t.Role), State: string(t.StateAt(now)),
+		CreatedBy: t.CreatedBy, CreatedAt: report.Instant{Time: t.CreatedAt}, ExpiresAt: instant(t.ExpiresAt), RevokedAt: instant(t.RevokedAt)}
 }
 
 // tokenLine is a token's line of text output:
@@ -176,7 +149,7 @@ func (a *app) tokenListCommand() *cobra.Command {
 			return err
 		}
 		if format.json() {
-			doc := tokensDoc{Schema: schemaTokens, Tokens: []tokenDoc{}}
+			doc := report.Tokens{Schema: report.SchemaTokens, Tokens: []report.Token{}}
 			now := time.Now()
 			for _, t := range tokens {
 				doc.Tokens = append(doc.Tokens, newTokenDoc(t, now))

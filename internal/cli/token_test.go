@@ -250,15 +250,15 @@ func TestTokenCommands(t *testing.T) {
 		actions := textColumn(t, db, `SELECT COMMAND || ' ' || ACTOR || ' ' || CAST(ARGUMENTS AS VARCHAR) FROM AUD_ACTIONS
 			WHERE COMMAND <> 'init-db' ORDER BY ACTION_ID`)
 		want := []string{
-			`create alice@test {"expires":"90d","log-level":"DEBUG","name":"chat-bot","role":"operator"}`,
-			`create alice@test {"format":"json","name":"dashboard","role":"VIEWER"}`,
-			`create alice@test {"expires":"","name":"x","role":"viewer"}`,
-			`create alice@test {"name":"chat-bot","role":"admin"}`,
-			`create alice@test {"format":"json","name":"chat-bot","role":"operator"}`,
-			`revoke alice@test {"token-id":"[REDACTED]"}`,
-			`revoke alice@test {"format":"json","token-id":"[REDACTED]"}`,
-			`revoke alice@test {"token-id":"[REDACTED]"}`,
-			`revoke alice@test {"token-id":"[REDACTED]"}`,
+			`token create alice@test {"expires":"90d","log-level":"DEBUG","name":"chat-bot","role":"operator"}`,
+			`token create alice@test {"format":"json","name":"dashboard","role":"VIEWER"}`,
+			`token create alice@test {"expires":"","name":"x","role":"viewer"}`,
+			`token create alice@test {"name":"chat-bot","role":"admin"}`,
+			`token create alice@test {"format":"json","name":"chat-bot","role":"operator"}`,
+			`token revoke alice@test {"token-id":"[REDACTED]"}`,
+			`token revoke alice@test {"format":"json","token-id":"[REDACTED]"}`,
+			`token revoke alice@test {"token-id":"[REDACTED]"}`,
+			`token revoke alice@test {"token-id":"[REDACTED]"}`,
 		}
 		for i, a := range actions {
 			// The arguments as one canonical JSON text: PostgreSQL's JSONB

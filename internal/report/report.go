@@ -36,6 +36,8 @@ const (
 	SchemaMetadataChange = "etl-craft/metadata-change/1"
 	SchemaValidation     = "etl-craft/validation/1"
 	SchemaDoctor         = "etl-craft/doctor/1"
+	SchemaToken          = "etl-craft/token/1"
+	SchemaTokens         = "etl-craft/tokens/1"
 )
 
 // Instant is a moment in a document, always in UTC. JSON writes it in ISO
