@@ -183,7 +183,7 @@ func (a *app) printOperation(s *session, format *outputFormat, c run.Change) err
 		a.printf("%s\n", exit.Flags(c.Message))
 		return nil
 	}
-	doc := report.Operation{Schema: report.SchemaOperation, Status: "SUCCESS", Message: exit.Flags(c.Message), PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
+	doc := report.Operation{Schema: report.SchemaOperation, Status: exit.Success.String(), Message: exit.Flags(c.Message), PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
 	list, err := inspect.ListPipelines(s.ctx, s.db)
 	if err != nil {
 		return err

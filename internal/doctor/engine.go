@@ -30,7 +30,7 @@ func (d *doctor) engineDB(ctx context.Context) {
 	if !d.connect(ctx) {
 		return
 	}
-	if d.db.Kind() == engine.SQLite {
+	if !d.db.Capabilities().Server {
 		if d.cfg.Orchestration.Mode == config.ModeRemote {
 			d.add(Warn, "Engine DB kind", "SQLite in remote mode: every orchestrator worker must run on this machine; use PostgreSQL")
 		} else {
@@ -76,7 +76,7 @@ func (d *doctor) engineDB(ctx context.Context) {
 // created: setup creates it once every check passes.
 func (d *doctor) connect(ctx context.Context) bool {
 	o := d.opts.Engine
-	if o.Kind == engine.SQLite {
+	if !o.Kind.Capabilities().Server {
 		if _, err := os.Stat(o.Path); errors.Is(err, fs.ErrNotExist) {
 			if dir := existingAncestor(filepath.Dir(o.Path)); !writable(dir) {
 				d.add(Fail, "Engine DB connection", "the SQLite Engine DB %s cannot be created: %s is not writable", o.Path, dir)
@@ -95,7 +95,7 @@ func (d *doctor) connect(ctx context.Context) bool {
 		return false
 	}
 	d.db = db
-	if o.Kind == engine.SQLite {
+	if !o.Kind.Capabilities().Server {
 		d.add(OK, "Engine DB connection", "SQLite, %s", o.Path)
 	} else {
 		d.add(OK, "Engine DB connection", "PostgreSQL, schema %s", db.Schema())

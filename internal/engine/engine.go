@@ -20,6 +20,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
 // Kind names an Engine DB dialect.
@@ -72,13 +73,8 @@ type DB struct {
 // file and its folder are created; a PostgreSQL schema must already exist.
 // Failures are configuration errors (exit 3).
 func Open(ctx context.Context, opts Options) (*DB, error) {
-	var d dialect
-	switch opts.Kind {
-	case SQLite:
-		d = sqliteDialect{}
-	case Postgres:
-		d = postgresDialect{}
-	default:
+	d := opts.Kind.dialect()
+	if d == nil {
 		return nil, exit.Errorf(exit.Configuration, "%q is not a supported Engine DB", string(opts.Kind))
 	}
 	db, err := d.open(ctx, opts)
@@ -113,6 +109,34 @@ type Capabilities struct {
 
 // Capabilities returns what the Engine DB's dialect can do.
 func (db *DB) Capabilities() Capabilities { return db.d.capabilities() }
+
+// dialect returns the implementation of the kind; nil for an unknown kind.
+func (k Kind) dialect() dialect {
+	switch k {
+	case SQLite:
+		return sqliteDialect{}
+	case Postgres:
+		return postgresDialect{}
+	}
+	return nil
+}
+
+// Capabilities returns what an Engine DB of the kind can do, before one is
+// opened; an unknown kind can do nothing.
+func (k Kind) Capabilities() Capabilities {
+	if d := k.dialect(); d != nil {
+		return d.capabilities()
+	}
+	return Capabilities{}
+}
+
+// ScanDialect is the SQL lexer's dialect for the kind's statements.
+func (k Kind) ScanDialect() sqlscan.Dialect {
+	if k == Postgres {
+		return sqlscan.Postgres
+	}
+	return sqlscan.SQLite
+}
 
 // Options returns the options the DB was opened with.
 func (db *DB) Options() Options { return db.opts }

@@ -80,7 +80,7 @@ func acquire(ctx context.Context, db *engine.DB, name string, wait time.Duration
 	}
 	var release func() error
 	var err error
-	if db.Kind() == engine.Postgres {
+	if db.Capabilities().Server { // advisory locks on the server; file locks beside a SQLite file
 		release, err = acquireAdvisory(ctx, db, name, wait, waiting)
 	} else {
 		release, err = acquireFile(ctx, db.Options().Path, name, wait, waiting)

@@ -40,11 +40,7 @@ type SetupResult struct {
 }
 
 func (r *Runner) split(text string) []sqlscan.Statement {
-	d := sqlscan.SQLite
-	if r.DB.Kind() == engine.Postgres {
-		d = sqlscan.Postgres
-	}
-	return sqlscan.Split(text, d)
+	return sqlscan.Split(text, r.DB.Kind().ScanDialect())
 }
 
 func (r *Runner) streams() ([]Stream, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // EngineState is the Engine DB state the SQL handler reads and writes
@@ -84,8 +85,8 @@ WHERE t.PIPELINE_ID = $1 AND t.HANDLER = 'SQL'`
 
 func (s *engineState) CreatedInRun(ctx context.Context, target string) (bool, error) {
 	actions, err := s.actionsOn(ctx, target, sqlTargetsQuery+` AND act.PARAMETER_VALUE = 'CREATE_TABLE'
-  AND EXISTS (SELECT 1 FROM AUD_TASK_RUN_LOG r WHERE r.TASK_ID = t.TASK_ID AND r.PIPELINE_RUN_ID = $2 AND r.STATUS = 'SUCCESS')`,
-		s.pipelineID, s.runID)
+  AND EXISTS (SELECT 1 FROM AUD_TASK_RUN_LOG r WHERE r.TASK_ID = t.TASK_ID AND r.PIPELINE_RUN_ID = $2 AND r.STATUS = $3)`,
+		s.pipelineID, s.runID, string(records.TaskSuccess))
 	return len(actions) > 0, err
 }
 
