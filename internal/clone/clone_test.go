@@ -204,6 +204,7 @@ func engineCount(t *testing.T, db *engine.DB, table string) int64 {
 }
 
 func TestFirstCloneCreatesEveryMirrorWithPortableTypesAndExactValues(t *testing.T) {
+	t.Parallel()
 	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
 		ctx := context.Background()
 		start := history(t, db)
@@ -304,6 +305,7 @@ func TestFirstCloneCreatesEveryMirrorWithPortableTypesAndExactValues(t *testing.
 }
 
 func TestScopesChooseTheTables(t *testing.T) {
+	t.Parallel()
 	db := pipelinetest.DB(t, engine.SQLite)
 	tg := newTarget(t, db, warehouse.DuckDB)
 	for scope, prefix := range map[string]string{"cfg": "CFG_", "aud": "AUD_"} {
@@ -323,6 +325,7 @@ func TestScopesChooseTheTables(t *testing.T) {
 }
 
 func TestAMirrorKeepsItsColumnsAndGainsNewOnes(t *testing.T) {
+	t.Parallel()
 	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
 		ctx := context.Background()
 		history(t, db)
@@ -356,6 +359,7 @@ func TestAMirrorKeepsItsColumnsAndGainsNewOnes(t *testing.T) {
 }
 
 func TestAMissingSchemaFailsNamingItAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
 		opts := tg.options("all")
 		opts.Schema = "no_such_schema"
@@ -393,6 +397,7 @@ func (h *errorRecords) Handle(_ context.Context, r slog.Record) error {
 }
 
 func TestARunEndsWithACloneWhoseFailureChangesNothing(t *testing.T) {
+	t.Parallel()
 	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
 		ctx := context.Background()
 		pipelinetest.New(t, db).Pipeline("EMPTY", "FULL")
@@ -440,6 +445,7 @@ func (tg *target) mirrorFull(name string) string {
 }
 
 func TestTwoClonesRunOneAfterTheOther(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		tg := newTarget(t, db, warehouse.DuckDB)
 		history(t, db)
@@ -494,6 +500,7 @@ func TestTwoClonesRunOneAfterTheOther(t *testing.T) {
 }
 
 func TestTypesFromTheCatalog(t *testing.T) {
+	t.Parallel()
 	for declared, want := range map[string]warehouse.Type{
 		"INTEGER": warehouse.BigInt, "bigint": warehouse.BigInt, "INT": warehouse.BigInt,
 		"NUMERIC": warehouse.Decimal, "DECIMAL(10, 2)": warehouse.Decimal, "REAL": warehouse.Decimal,
@@ -518,6 +525,7 @@ func TestTypesFromTheCatalog(t *testing.T) {
 }
 
 func TestEngineTimesAreReadExactly(t *testing.T) {
+	t.Parallel()
 	want := time.Date(2026, 3, 2, 6, 30, 15, 123456000, time.UTC)
 	for _, c := range []struct {
 		in  any

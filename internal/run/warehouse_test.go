@@ -84,6 +84,7 @@ func warehouseValue(t *testing.T, shared *SharedWarehouse, query string) string 
 }
 
 func TestSQLTasksOnEachWarehouse(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		eachWarehouse(t, func(t *testing.T, wopts warehouse.Options, schema string) {
 			f, shared := sqlFixture(t, db, wopts)
@@ -126,6 +127,7 @@ func TestSQLTasksOnEachWarehouse(t *testing.T) {
 }
 
 func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		opts := warehouse.Options{Kind: warehouse.DuckDB, Path: filepath.Join(t.TempDir(), "w.duckdb"), Schema: "main"}
 		first, second := NewSharedWarehouse(db, opts), NewSharedWarehouse(db, opts)
@@ -158,6 +160,7 @@ func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
 }
 
 func TestTheConnectionTestChecksTheCloneSchema(t *testing.T) {
+	t.Parallel()
 	db := pipelinetest.DB(t, engine.SQLite)
 	opts := pgWarehouseOptions(t, enginetest.NewPGDatabase(t))
 	shared := NewSharedWarehouse(db, opts)
