@@ -14,6 +14,7 @@ import (
 )
 
 func TestMaskHidesSecretLookingArgumentsRecursively(t *testing.T) {
+	t.Parallel()
 	got := audit.Mask(map[string]any{
 		"password": "hunter2", "API_KEY": "k", "db-token": "t", "pwd": "p", "private_key": "x",
 		"pipeline_code": "P", "run-key": "daily:2026-01-01",
@@ -34,6 +35,7 @@ func TestMaskHidesSecretLookingArgumentsRecursively(t *testing.T) {
 }
 
 func TestRecordWritesOneImmutableRequest(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		b := pipelinetest.New(t, db)
 		b.Pipeline("P", "FULL")
@@ -67,6 +69,7 @@ func TestRecordWritesOneImmutableRequest(t *testing.T) {
 }
 
 func TestRecordSkipsAnEngineDBWithoutTheTable(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		if err := audit.Record(context.Background(), db, audit.Request{Command: "migrate"}); err != nil {
 			t.Fatal(err)

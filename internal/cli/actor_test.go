@@ -8,6 +8,7 @@ import (
 )
 
 func TestMigrateRecordsTheActorOfTheEnvironment(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")
@@ -57,6 +58,7 @@ UPDATE CFG_PIPELINES SET ACTIVE_FLAG = 'N' WHERE PIPELINE_CODE = 'OLD';
 }
 
 func TestPrintGrantsExecutesNothing(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		r := p.ok("setup", "--print-grants")

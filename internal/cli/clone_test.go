@@ -100,6 +100,7 @@ func (p *project) engineCounts() map[string]int {
 }
 
 func TestCloneCommandMirrorsTheScopeAndReportsEachTable(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.write("migrations/0001_sales.sql", pipelineMigration)
@@ -142,6 +143,7 @@ func TestCloneCommandMirrorsTheScopeAndReportsEachTable(t *testing.T) {
 }
 
 func TestCloneFollowsProjectMigrationsAndNeverDropsAMirror(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, cloning("all"))
 		p.write("migrations/0001_sales.sql", pipelineMigration+
@@ -188,6 +190,7 @@ ALTER TABLE "AUD_Odd Notes" DROP COLUMN OBSOLETE;
 }
 
 func TestAKilledCloneLeavesEachMirrorWithItsOldOrItsNewRows(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, cloning("all"))
 		p.write("migrations/0001_sales.sql", pipelineMigration)
@@ -233,6 +236,7 @@ SELECT 'load_returns', 'ETL', PIPELINE_ID, 'SQL' FROM CFG_PIPELINES WHERE PIPELI
 }
 
 func TestTwoCloneProcessesAtOnceEndWithTheEngineDBsState(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, cloning("all"))
 		p.write("migrations/0001_sales.sql", pipelineMigration)
@@ -262,6 +266,7 @@ func TestTwoCloneProcessesAtOnceEndWithTheEngineDBsState(t *testing.T) {
 }
 
 func TestCloneRefusesAMissingSchemaAndTheEngineDBsOwn(t *testing.T) {
+	t.Parallel()
 	t.Run("missing PostgreSQL schema", func(t *testing.T) {
 		p := newProject(t, engine.SQLite, cloning("all"))
 		yml, env := pgWarehouse(t, "no_such_schema")

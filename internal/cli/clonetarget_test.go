@@ -37,6 +37,7 @@ func cloneRecords(stderr string) []string {
 }
 
 func TestEveryRunsConnectionTestChecksTheDuckDBCloneSchema(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, cloning("all"))
 		p.write("craft-connector.yml", strings.Replace(readFile(t, p.dir+"/craft-connector.yml"), "schema: main\n"+cloning("all"), "schema: mirrors\n"+cloning("all"), 1))
@@ -85,6 +86,7 @@ func TestEveryRunsConnectionTestChecksTheDuckDBCloneSchema(t *testing.T) {
 }
 
 func TestTheEngineDBsOwnSchemaIsRefusedHoweverItsHostIsSpelled(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.Postgres, cloning("all"))
 	u, _ := url.Parse(p.opts.DSN)
 	pw, _ := u.User.Password()
@@ -132,6 +134,7 @@ func TestTheEngineDBsOwnSchemaIsRefusedHoweverItsHostIsSpelled(t *testing.T) {
 }
 
 func TestCloneRefusesTheSQLiteEngineDBsOwnFileAsTheDuckDBWarehouse(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.SQLite, cloning("all"))
 	p.ok("init-db")
 	// warehouse.duckdb is another name of the Engine DB's file.

@@ -15,6 +15,7 @@ import (
 // run fence them at once, without waiting for the leases to expire, and the
 // run is resumed under its own id; a live supervisor keeps its run.
 func TestAKilledSupervisorIsReconciledAtOnce(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p, w, db := gatedProject(t, kind)
 		// supervise starts a run that holds its task "held" on the gate.

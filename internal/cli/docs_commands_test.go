@@ -132,6 +132,7 @@ const goRun = "go run ./cmd/etl-craft "
 // would, so the commands after it (setup first) run there, and the grants
 // piped into psql are executed in it.
 func TestDocumentedCommandsWorkAsWritten(t *testing.T) {
+	t.Parallel()
 	commands := documentedCommands(t)
 	if !slices.ContainsFunc(commands, func(c docCommand) bool {
 		return c.text == "etl-craft history --pipeline_code QUICKSTART_SALES"

@@ -57,6 +57,7 @@ func checkLines(out string) map[string]string {
 }
 
 func TestDoctorOnHealthyProjects(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite+duckdb", func(t *testing.T) {
 		p := newProject(t, engine.SQLite, "Cloning:\n  dev:\n    Enabled: true\n    Scope: all\n")
 		p.ok("setup")
@@ -98,6 +99,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestDoctorReportsEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
 	t.Run("migrations and warehouse schema", func(t *testing.T) {
 		p := newProject(t, engine.SQLite, "")
 		p.write("migrations/0001_a.sql", "CREATE TABLE a (id INTEGER);\n")
@@ -150,6 +152,7 @@ func TestDoctorReportsEveryProblemAtOnce(t *testing.T) {
 }
 
 func TestDoctorReportsWriteGrantsWithTheirRevoke(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		if kind == engine.SQLite {
 			return
@@ -194,6 +197,7 @@ func TestDoctorReportsWriteGrantsWithTheirRevoke(t *testing.T) {
 }
 
 func TestDoctorReportsColumnWriteGrantsWithTheirRevoke(t *testing.T) {
+	t.Parallel()
 	enginetest.AdminURL(t)
 	p := newProject(t, engine.Postgres, "")
 	p.ok("setup")
@@ -257,6 +261,7 @@ func TestDoctorReportsColumnWriteGrantsWithTheirRevoke(t *testing.T) {
 }
 
 func TestPostgresSchemasAreTheOnesPostgreSQLFolds(t *testing.T) {
+	t.Parallel()
 	t.Run("engine", func(t *testing.T) {
 		enginetest.AdminURL(t)
 		p := newProject(t, engine.Postgres, "")
@@ -313,6 +318,7 @@ func mustExec(t *testing.T, db *sql.DB, stmts ...string) {
 }
 
 func TestDoctorWarnsAboutAGroupWritableSQLiteFile(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
 	p.ok("setup")
 	os.Chmod(p.opts.Path, 0o664)
@@ -328,6 +334,7 @@ func TestDoctorWarnsAboutAGroupWritableSQLiteFile(t *testing.T) {
 }
 
 func TestDoctorNamesTheReleaseTheLedgerComesFrom(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
 	p.ok("setup")
 	// The checksum the reference's 0.2.0 release recorded for its SQLite 0001.

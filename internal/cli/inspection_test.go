@@ -106,6 +106,7 @@ func newInspectedProject(t *testing.T, kind engine.Kind) *inspectedProject {
 func count64(n int64) *int64 { return &n }
 
 func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		ip := newInspectedProject(t, kind)
 		before := rowCounts(t, ip.db)
@@ -221,6 +222,7 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 }
 
 func TestInspectionCommandsRefuseWithTheirExitCodes(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		missing := map[engine.Kind]string{engine.SQLite: "does not exist: run `etl-craft setup`",
@@ -259,6 +261,7 @@ func TestInspectionCommandsRefuseWithTheirExitCodes(t *testing.T) {
 }
 
 func TestAuditListsRequestsAndChangesAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")

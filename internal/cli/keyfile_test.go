@@ -148,6 +148,7 @@ func keyFileProject(t *testing.T, passphrase string) *project {
 // file and never printing the passphrase. The key may also be encrypted
 // PKCS#8, as `openssl pkcs8 -topk8` makes it.
 func TestEngineDBKeyFileLogin(t *testing.T) {
+	t.Parallel()
 	const passphrase = "key-pass-Q3v9"
 	p := keyFileProject(t, passphrase)
 	r := p.ok("--log-level", "DEBUG", "init-db")

@@ -23,6 +23,7 @@ func count(t *testing.T, db *engine.DB, query string, args ...any) int {
 }
 
 func TestInitDBAndMigrateThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		r := p.ok("init-db")
@@ -55,6 +56,7 @@ func TestInitDBAndMigrateThroughTheBinary(t *testing.T) {
 }
 
 func TestInitDBNamesTheRefusedTablesAsTheyAre(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
 	os.MkdirAll(filepath.Join(p.dir, "state"), 0o755)
 	mustExec(t, enginetest.Plain(t, p.opts), "CREATE TABLE CFG_LEFTOVER (ID INTEGER)", "CREATE TABLE Aud_Mixed (ID INTEGER)")
@@ -65,6 +67,7 @@ func TestInitDBNamesTheRefusedTablesAsTheyAre(t *testing.T) {
 }
 
 func TestFourMigrateProcessesApplyEachFileOnce(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")
@@ -99,6 +102,7 @@ func TestFourMigrateProcessesApplyEachFileOnce(t *testing.T) {
 }
 
 func TestAKilledInitDBOrMigrationLeavesTheDatabaseAsItWas(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		r := p.run([]string{fault.Variable + "=init_db.after_schema:kill"}, "init-db")
@@ -137,6 +141,7 @@ func TestAKilledInitDBOrMigrationLeavesTheDatabaseAsItWas(t *testing.T) {
 }
 
 func TestConfigurationErrorsExit3NamingFileLineAndKey(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
 	r := p.run(nil, "--config", filepath.Join(p.dir, "nowhere", "craft-connector.yml"), "migrate")
 	if r.code != 3 || !strings.Contains(r.stderr, "craft-connector.yml not found") {
@@ -160,6 +165,7 @@ func TestConfigurationErrorsExit3NamingFileLineAndKey(t *testing.T) {
 }
 
 func TestUnreachablePostgresIsAConfigurationError(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
 	p.write("craft-connector.yml", "Secrets:\n  Source_type: environment\n  Profile: dev\nOrchestration:\n  Mode: local\nEngine:\n  dev:\n    jdbc_url: jdbc:postgresql://127.0.0.1:1/x?connect_timeout=2\n    schema: public\n    auth_mode: password\n    user: u\n    secret: ENGINE_SECRET\n")
 	r := p.run([]string{"ENGINE_SECRET=hunter2-secret"}, "migrate")

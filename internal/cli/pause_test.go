@@ -15,6 +15,7 @@ import (
 // I10: pause and resume at the command line: the pause history with its
 // actors, refusals, JSON documents and the recorded requests.
 func TestPauseAndResumeCommands(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")

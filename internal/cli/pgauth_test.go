@@ -63,6 +63,7 @@ func oauthProject(t *testing.T, mode, tokenURL, token string) *project {
 // once and reused; a refused grant exits 3 naming the token endpoint and
 // never printing the secret.
 func TestEngineDBOAuthLogin(t *testing.T) {
+	t.Parallel()
 	srv := clientcredtest.New(t, "etl-craft-ci", "client-s3cret", "tok-7Yh2")
 	p := oauthProject(t, "oauth", srv.URL+"/token", "tok-7Yh2")
 	p.ok("init-db")
@@ -86,6 +87,7 @@ func TestEngineDBOAuthLogin(t *testing.T) {
 // auth_mode sso, libpq's interactive device flow, is refused with exit 3
 // naming the modes to use instead.
 func TestEngineDBSSOLoginIsRefused(t *testing.T) {
+	t.Parallel()
 	p := oauthProject(t, "sso", "https://login.example.com/token", "unused")
 	r := p.run(nil, "init-db")
 	if r.code != 3 || !strings.Contains(r.stderr, "auth_mode sso is libpq's interactive OAuth device flow") {

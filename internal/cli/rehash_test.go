@@ -39,6 +39,7 @@ func (p *project) warehouseExec(stmts ...string) {
 // W08: rehash --dry-run shows the count and the statement and changes
 // nothing; rehash rewrites the hashes and records version 2.
 func TestRehashCommand(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")

@@ -112,6 +112,7 @@ func scalar(t *testing.T, db *engine.DB, query string, args ...any) string {
 var runLine = regexp.MustCompile(`^(\w+): pipeline_run_id=(\d+) ([A-Z-]+)( — .*)?\n$`)
 
 func TestRunSQLPipelinesOnDuckDB(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")
@@ -254,6 +255,7 @@ func expireLeases(t *testing.T, db *engine.DB) {
 }
 
 func TestTwoRunProcessesStartedTogether(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p, w, db := gatedProject(t, kind)
 		type exited struct {
@@ -299,6 +301,7 @@ func TestTwoRunProcessesStartedTogether(t *testing.T) {
 // another process runs nothing, says so and exits 0; the first delivery
 // finishes the run with one attempt per task.
 func TestADuplicateTaskDeliveryWhileItRunsExitsZero(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p, w, db := gatedProject(t, kind)
 		cmd := p.command(nil, "run", "--pipeline_code", "KP")
@@ -327,6 +330,7 @@ func TestADuplicateTaskDeliveryWhileItRunsExitsZero(t *testing.T) {
 }
 
 func TestASignalStopsTheRunAndTheNextRunResumesIt(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p, w, db := gatedProject(t, kind)
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
@@ -359,6 +363,7 @@ func TestASignalStopsTheRunAndTheNextRunResumesIt(t *testing.T) {
 }
 
 func TestATimedOutWarehouseQueryIsStopped(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		w := gatedWarehouse(p)
@@ -389,6 +394,7 @@ func TestATimedOutWarehouseQueryIsStopped(t *testing.T) {
 }
 
 func TestKillFaultsDuringARun(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")
@@ -426,6 +432,7 @@ func TestKillFaultsDuringARun(t *testing.T) {
 
 // Exit codes of single-task runs that record nothing.
 func TestSingleTaskRunsThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")

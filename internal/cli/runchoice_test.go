@@ -11,6 +11,7 @@ import (
 )
 
 func TestReadOnlyCommandsShowTheLatestRunWithoutASelector(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		ip := newInspectedProject(t, kind)
 		before := rowCounts(t, ip.db)

@@ -48,6 +48,7 @@ func want(t *testing.T, r result, code int, line string) {
 // in a PostgreSQL warehouse query, and a task run on its own; both record
 // CANCELLED with the CANCEL interventions of the operator.
 func TestCancelStopsRunningWorkThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p, w, db := gatedProject(t, kind)
 		cmd := p.command(nil, "run", "--pipeline_code", "KP")
@@ -116,6 +117,7 @@ func TestCancelStopsRunningWorkThroughTheBinary(t *testing.T) {
 // --backfill (five dates, stopping at the failing third); remote mode
 // refuses them.
 func TestOperatorCommandsThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")

@@ -16,6 +16,7 @@ func lastLine(s string) string {
 }
 
 func TestSetupCreatesThenMigratesThenHasNothingToDo(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		r := p.run(nil, "doctor")
@@ -52,6 +53,7 @@ func TestSetupCreatesThenMigratesThenHasNothingToDo(t *testing.T) {
 }
 
 func TestSetupWithAFailingCheckChangesNothing(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		yml, _ := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
@@ -74,6 +76,7 @@ func TestSetupWithAFailingCheckChangesNothing(t *testing.T) {
 }
 
 func TestQuickstartInAnEmptyFolder(t *testing.T) {
+	t.Parallel()
 	p := &project{t: t, dir: t.TempDir()}
 	r := p.ok("quickstart")
 	dir := filepath.Join(p.dir, "etl-craft-quickstart")

@@ -36,6 +36,7 @@ func (b *syncBuffer) String() string {
 // JSON record like every other line on stderr, and migrate goes on once the
 // lock is released.
 func TestTheLockWaitIsLoggedInTheChosenFormat(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")
@@ -90,6 +91,7 @@ func TestTheLockWaitIsLoggedInTheChosenFormat(t *testing.T) {
 // a flag without its value and too many arguments exit 2, with the usage
 // line of the command and, for a near miss, the name meant.
 func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
 	cases := []struct {
 		args []string
@@ -126,6 +128,7 @@ func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
 // PostgreSQL refuses prints the server's DETAIL (the failing row) and HINT
 // lines after the error, as psql does.
 func TestPostgresErrorsShowTheServersDetailAndHint(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.Postgres, "")
 	p.ok("init-db")
 	p.write("migrations/0001_codes.sql", "CREATE TABLE codes_in_use (id VARCHAR NOT NULL, code VARCHAR);\n"+

@@ -9,6 +9,7 @@ import (
 
 // upgrade-targets prints what it would add, adds it, then finds nothing to do.
 func TestUpgradeTargetsCommand(t *testing.T) {
+	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		p.ok("init-db")

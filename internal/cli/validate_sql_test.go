@@ -8,6 +8,7 @@ import (
 )
 
 func TestValidateChecksSQLTaskParameters(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
 	p.write("migrations/0001_p.sql", `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('P', 'P', 'FULL');
 WITH t (code) AS (VALUES ('good'), ('no_action'), ('typo'))

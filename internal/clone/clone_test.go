@@ -191,6 +191,7 @@ func engineCount(t *testing.T, db *engine.DB, table string) int64 {
 }
 
 func TestFirstCloneCreatesEveryMirrorWithPortableTypesAndExactValues(t *testing.T) {
+	t.Parallel()
 	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
 		ctx := context.Background()
 		start := history(t, db)
@@ -291,6 +292,7 @@ func TestFirstCloneCreatesEveryMirrorWithPortableTypesAndExactValues(t *testing.
 }
 
 func TestScopesChooseTheTables(t *testing.T) {
+	t.Parallel()
 	db := pipelinetest.DB(t, engine.SQLite)
 	tg := newTarget(t, db, warehouse.DuckDB)
 	for scope, prefix := range map[string]string{"cfg": "CFG_", "aud": "AUD_"} {
@@ -310,6 +312,7 @@ func TestScopesChooseTheTables(t *testing.T) {
 }
 
 func TestAMirrorKeepsItsColumnsAndGainsNewOnes(t *testing.T) {
+	t.Parallel()
 	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
 		ctx := context.Background()
 		history(t, db)
@@ -343,6 +346,7 @@ func TestAMirrorKeepsItsColumnsAndGainsNewOnes(t *testing.T) {
 }
 
 func TestAMissingSchemaFailsNamingItAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
 		opts := tg.options("all")
 		opts.Schema = "no_such_schema"
@@ -380,6 +384,7 @@ func (h *errorRecords) Handle(_ context.Context, r slog.Record) error {
 }
 
 func TestARunEndsWithACloneWhoseFailureChangesNothing(t *testing.T) {
+	t.Parallel()
 	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
 		ctx := context.Background()
 		pipelinetest.New(t, db).Pipeline("EMPTY", "FULL")
@@ -427,6 +432,7 @@ func (tg *target) mirrorFull(name string) string {
 }
 
 func TestTwoClonesRunOneAfterTheOther(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		tg := newTarget(t, db, warehouse.DuckDB)
 		history(t, db)
@@ -481,6 +487,7 @@ func TestTwoClonesRunOneAfterTheOther(t *testing.T) {
 }
 
 func TestTypesFromTheCatalog(t *testing.T) {
+	t.Parallel()
 	check := func(kind engine.Kind, want map[string]warehouse.Type) {
 		db := pipelinetest.DB(t, kind)
 		declared := slices.Sorted(maps.Keys(want))
@@ -515,6 +522,7 @@ func TestTypesFromTheCatalog(t *testing.T) {
 }
 
 func TestEngineTimesAreReadExactly(t *testing.T) {
+	t.Parallel()
 	want := time.Date(2026, 3, 2, 6, 30, 15, 123456000, time.UTC)
 	for _, c := range []struct {
 		in  any

@@ -75,6 +75,7 @@ func rowsText(t *testing.T, tg *target, table string) []string {
 }
 
 func TestBetweenPostgresServersEveryValueIsCopiedExactly(t *testing.T) {
+	t.Parallel()
 	db := pipelinetest.DB(t, engine.Postgres)
 	tg := newTarget(t, db, warehouse.Postgres)
 	pipelinetest.New(t, db).Exec(valueKinds)
@@ -223,6 +224,7 @@ const killedTable = "AUD_TASK_ATTEMPTS"
 // before they committed, leaves every mirror with its old rows or its new
 // ones: the tables before it new, that table and those after it old.
 func TestAKilledDirectCopyLeavesEachMirrorWithItsOldOrNewRows(t *testing.T) {
+	t.Parallel()
 	if dsn := os.Getenv(childVariable); dsn != "" {
 		killedChild(t, dsn, os.Getenv(childWarehouse))
 		return

@@ -108,6 +108,7 @@ func checkGolden(t *testing.T, name, got string) {
 }
 
 func TestGoldenCloneStatements(t *testing.T) {
+	t.Parallel()
 	tables := engineColumns(t, engine.SQLite)
 	for _, c := range goldenDialects {
 		t.Run(c.name, func(t *testing.T) {
@@ -121,6 +122,7 @@ func TestGoldenCloneStatements(t *testing.T) {
 }
 
 func TestGoldenEngineReads(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for _, kind := range []engine.Kind{engine.SQLite, engine.Postgres} {
 		db := pipelinetest.DB(t, kind)
@@ -144,6 +146,7 @@ func TestGoldenEngineReads(t *testing.T) {
 }
 
 func TestBothEngineDialectsGiveTheSameMirrors(t *testing.T) {
+	t.Parallel()
 	sqlite, postgres := engineColumns(t, engine.SQLite), engineColumns(t, engine.Postgres)
 	for name, cols := range sqlite {
 		var a, b []string

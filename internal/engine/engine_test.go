@@ -22,6 +22,7 @@ func scopeQuery(k engine.Kind) string {
 }
 
 func TestTransactionsCarryTheActor(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := actor.With(context.Background(), actor.Actor{Name: "alice", Kind: actor.Human})
 		ctx = engine.WithMigration(ctx, "0001_x.sql")
@@ -46,6 +47,7 @@ func TestTransactionsCarryTheActor(t *testing.T) {
 }
 
 func TestTransactionRollsBackDDLAndRows(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		boom := errors.New("boom")
@@ -74,6 +76,7 @@ func TestTransactionRollsBackDDLAndRows(t *testing.T) {
 }
 
 func TestTimestampsRoundTripAsUTCText(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		typ := "TIMESTAMPTZ"
@@ -109,6 +112,7 @@ func TestTimestampsRoundTripAsUTCText(t *testing.T) {
 }
 
 func TestMissingPostgresSchemaIsAConfigurationError(t *testing.T) {
+	t.Parallel()
 	opts := enginetest.NewOptions(t, engine.Postgres)
 	opts.Schema = "no_such_schema"
 	_, err := engine.Open(context.Background(), opts)

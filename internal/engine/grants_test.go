@@ -41,6 +41,7 @@ var privilegeChecks = []privilegeCheck{
 }
 
 func TestGrantsRunOnAnEngineDB(t *testing.T) {
+	t.Parallel()
 	opts := enginetest.NewOptions(t, engine.Postgres)
 	db := initialized(t, opts)
 	seed(t, db)
@@ -129,6 +130,7 @@ func TestGrantsRunOnAnEngineDB(t *testing.T) {
 }
 
 func TestGrantsQuoteTheSchema(t *testing.T) {
+	t.Parallel()
 	text := engine.Grants(`Odd "$grants$" name`)
 	for _, want := range []string{
 		`GRANT USAGE, CREATE ON SCHEMA "Odd ""$grants$"" name" TO etl_craft_owner;`,
@@ -149,6 +151,7 @@ func TestGrantsQuoteTheSchema(t *testing.T) {
 }
 
 func TestSQLiteFileAdvice(t *testing.T) {
+	t.Parallel()
 	got := engine.SQLiteFileAdvice("/srv/etl/it's here/engine.db")
 	for _, want := range []string{
 		"file permissions are the boundary",

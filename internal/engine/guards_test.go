@@ -224,6 +224,7 @@ func assertPlainRefused(t *testing.T, db *engine.DB, opts engine.Options, tables
 }
 
 func TestPlainConnectionsCannotWrite(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, opts engine.Options) {
 		seed(t, db)
 		tables := guardedTables(t, db)
@@ -241,6 +242,7 @@ func TestPlainConnectionsCannotWrite(t *testing.T) {
 }
 
 func TestShellsCannotWrite(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, opts engine.Options) {
 		seed(t, db)
 		run := func(statement string) (string, error) {
@@ -312,6 +314,7 @@ func exec1(ctx context.Context, db *engine.DB, query string, args ...any) error 
 }
 
 func TestEngineWritesAreStamped(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
 		asAlice := actor.With(context.Background(), alice)
 		asBob := actor.With(context.Background(), bob)
@@ -411,6 +414,7 @@ func jsonObject(t *testing.T, s sql.NullString) map[string]any {
 }
 
 func TestMetadataChangesAreCaptured(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
 		seed(t, db)
 		ctx := engine.WithMigration(actor.With(context.Background(), alice), "0002_tune.sql")
@@ -465,6 +469,7 @@ func TestMetadataChangesAreCaptured(t *testing.T) {
 // An upsert is captured as what it did to each row: the row that conflicted
 // as an UPDATE (before and after), a new row as an INSERT, in one statement.
 func TestUpsertsAreCapturedRowByRow(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
 		seed(t, db)
 		ctx := engine.WithMigration(actor.With(context.Background(), bob), "0004_upsert.sql")
@@ -491,6 +496,7 @@ func TestUpsertsAreCapturedRowByRow(t *testing.T) {
 }
 
 func TestAddedColumnsAreCaptured(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
 		seed(t, db)
 		ctx := engine.WithMigration(actor.With(context.Background(), bob), "0003_owner.sql")
@@ -587,6 +593,7 @@ func triggerNames(t *testing.T, db *engine.DB, table string) []string {
 }
 
 func TestProjectTablesAreGuarded(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, opts engine.Options) {
 		ctx := engine.WithMigration(actor.With(context.Background(), alice), "0004_extra.sql")
 		long := "aud_" + strings.Repeat("x", 70)
@@ -647,6 +654,7 @@ func TestProjectTablesAreGuarded(t *testing.T) {
 }
 
 func TestRefreshWaitsForTheChangeTable(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		err := db.Tx(ctx, func(tx *engine.Tx) error {
@@ -679,6 +687,7 @@ func triggerSQL(t *testing.T, db *engine.DB, name string) string {
 }
 
 func TestRefreshKeepsExistingGuards(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
 		ctx := context.Background()
 		// A guard the table already has, as an ENGINE migration may create it.
@@ -726,6 +735,7 @@ func guardMessage(err error) string {
 }
 
 func TestAppendOnlyTables(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
 		seed(t, db)
 		ctx := actor.With(context.Background(), alice)
@@ -783,6 +793,7 @@ func TestAppendOnlyTables(t *testing.T) {
 }
 
 func TestGuardMessagesAreTheSameOnBothDialects(t *testing.T) {
+	t.Parallel()
 	var messages [2]map[string]string
 	for i, k := range enginetest.Kinds {
 		db := initialized(t, enginetest.NewOptions(t, k))
@@ -825,6 +836,7 @@ func runActors(t *testing.T, db *engine.DB, runID int) string {
 }
 
 func TestRunsAreAttributed(t *testing.T) {
+	t.Parallel()
 	eachInitialized(t, func(t *testing.T, db *engine.DB, _ engine.Options) {
 		seed(t, db)
 		ctx := actor.With(context.Background(), alice)

@@ -125,6 +125,7 @@ func assertSettingsRestored(t *testing.T, db *engine.DB) {
 }
 
 func TestRebuildTxKeepsRowsCountersReferencesAndProjectObjects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openRebuildDB(t)
 	var during []string
@@ -171,6 +172,7 @@ func TestRebuildTxKeepsRowsCountersReferencesAndProjectObjects(t *testing.T) {
 }
 
 func TestRebuildTxRefusesExtraColumnsBeforeChangingAnything(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openRebuildDB(t)
 	plan := engine.RebuildPlan{Tables: []engine.RebuiltTable{{Name: "team_parent", Columns: []string{"ID"}}}}
@@ -195,6 +197,7 @@ func TestRebuildTxRefusesExtraColumnsBeforeChangingAnything(t *testing.T) {
 }
 
 func TestRebuildTxRollsBackAndRestoresSettingsOnFailure(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
@@ -223,6 +226,7 @@ func TestRebuildTxRollsBackAndRestoresSettingsOnFailure(t *testing.T) {
 }
 
 func TestRebuildTxIsOneTransaction(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		if err := db.Tx(ctx, func(tx *engine.Tx) error {

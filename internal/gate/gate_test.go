@@ -15,6 +15,7 @@ import (
 // G01: a task dependency on another pipeline's task, from no upstream run to
 // consumption.
 func TestTaskDependencyIsSatisfiedThenConsumed(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		run := f.downRun()
@@ -72,6 +73,7 @@ func TestTaskDependencyIsSatisfiedThenConsumed(t *testing.T) {
 // G02, G08: only the upstream's latest finished run counts, and backfills
 // never count.
 func TestLatestFinishedRunDecides(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		f.upRun("SUCCESS", t0, nil)
@@ -106,6 +108,7 @@ func TestLatestFinishedRunDecides(t *testing.T) {
 // G03: HAS_DATA needs rows written, falling back to TARGET_COUNT for rows
 // recorded before ROWS_WRITTEN existed.
 func TestHasDataNeedsRowsWritten(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.HasData)
 		cases := []struct {
@@ -139,6 +142,7 @@ func TestHasDataNeedsRowsWritten(t *testing.T) {
 // G05, G06: a gate told not to wait judges a running upstream at once; a
 // gate that needs nothing checks nothing.
 func TestNoWaitAndNothingNeeded(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		running, _ := f.upRun("IN-PROGRESS", t0, nil)
@@ -168,6 +172,7 @@ func TestNoWaitAndNothingNeeded(t *testing.T) {
 // G07: a pipeline consumes the upstream run it was admitted with; a newer
 // upstream run is left for its next run.
 func TestPipelineConsumesTheRunItWasAdmittedWith(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		first, _ := f.upRun("SUCCESS", t0, nil)
@@ -198,6 +203,7 @@ func TestPipelineConsumesTheRunItWasAdmittedWith(t *testing.T) {
 
 // G16: bypassed decisions are recorded and never consumed.
 func TestBypassedDecisionsAreNeverConsumed(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		failed, _ := f.upRun("FAILED", t0, nil)
@@ -243,6 +249,7 @@ func TestBypassedDecisionsAreNeverConsumed(t *testing.T) {
 
 // G17: consuming a run's decisions twice leaves one row per dependency.
 func TestConsumingIsIdempotent(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		f.other(pipeline.Always, "FAILED")
@@ -264,6 +271,7 @@ func TestConsumingIsIdempotent(t *testing.T) {
 // An enforced pipeline gate stops at its first unsatisfied dependency; the
 // zero policy enforces.
 func TestEnforcedGateStopsAtTheFirstUnsatisfied(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		f.other(pipeline.Success, "IN-PROGRESS")

@@ -13,6 +13,7 @@ import (
 
 // G09: the truth table of the dependency types.
 func TestSatisfiesTruthTable(t *testing.T) {
+	t.Parallel()
 	statuses := []string{"SUCCESS", "FAILED", "SKIPPED", "CANCELLED"}
 	want := map[string][]bool{
 		pipeline.Success: {true, false, false, false},
@@ -46,6 +47,7 @@ func TestSatisfiesTruthTable(t *testing.T) {
 
 // G09, G11: the reasons and freshness against the last consumption.
 func TestJudgeReasonsAndFreshness(t *testing.T) {
+	t.Parallel()
 	success := func(run int64, revision int) *gate.Output {
 		return &gate.Output{PipelineRunID: run, Status: "SUCCESS", Revision: revision, HasData: true}
 	}
@@ -104,6 +106,7 @@ func TestJudgeReasonsAndFreshness(t *testing.T) {
 
 // G10: the pacing of looks at a running upstream.
 func TestNextLook(t *testing.T) {
+	t.Parallel()
 	s := time.Second
 	cases := []struct {
 		name                      string

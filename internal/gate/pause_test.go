@@ -18,6 +18,7 @@ import (
 
 // I10: pausing and resuming a pipeline, refusals included.
 func TestPauseAndResume(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		id := pipelinetest.New(t, db).Pipeline("SALES", pipeline.Full)
 		ctx := actor.With(context.Background(), alice)

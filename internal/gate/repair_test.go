@@ -42,6 +42,7 @@ func (f *fixture) publishRepair(runID int64) bool {
 
 // G14: a repair publishes one new revision, and only when it succeeds.
 func TestRepairPublishesOneRevision(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		run, _ := f.upRun("SUCCESS", t0, nil)
@@ -83,6 +84,7 @@ func TestRepairPublishesOneRevision(t *testing.T) {
 // G13: a repaired upstream is new output only for dependencies that
 // consume repairs, through pipeline and task edges alike.
 func TestRepairedUpstreamIsNewOnlyWhenConsumingRepairs(t *testing.T) {
+	t.Parallel()
 	for _, repairs := range []string{"Y", "N"} {
 		t.Run("CONSUME_REPAIRS="+repairs, func(t *testing.T) {
 			pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {

@@ -27,6 +27,7 @@ func (f *fixture) budget(runID, taskID int64) gate.Budget {
 // G18: a pipeline gate's wait is kept in AUD_GATE_WAITS, and a later check
 // (after a restart) resumes its budget.
 func TestGateWaitIsPersistedAndResumed(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		up, _ := f.upRun("IN-PROGRESS", t0, nil)
@@ -77,6 +78,7 @@ func TestGateWaitIsPersistedAndResumed(t *testing.T) {
 // G18: the budget is shared and bounded: by Gate_wait_minutes (one look
 // for 20 s) and by MaxLooks.
 func TestGateWaitBudgetRunsOut(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		f.upRun("IN-PROGRESS", t0, nil)
@@ -120,6 +122,7 @@ func TestGateWaitBudgetRunsOut(t *testing.T) {
 // G18: a hundred task gates waiting on a running upstream each keep a
 // budget of their own, and take no look before it is due.
 func TestTaskGateWaits(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		f.upRun("IN-PROGRESS", t0, nil)
@@ -157,6 +160,7 @@ func TestTaskGateWaits(t *testing.T) {
 // G10, G18: looks follow the upstream's average real run length: runs that
 // ended SUCCESS or FAILED, no backfill, stand-in or zero-length run.
 func TestLooksFollowTheAverageRunLength(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		past := []struct {
@@ -208,6 +212,7 @@ func (c *clock) Sleep(_ context.Context, d time.Duration) error {
 
 // G04: Await waits for a running upstream (one sleep), then judges it.
 func TestAwaitSleepsUntilTheUpstreamFinishes(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db, pipeline.Success)
 		up, _ := f.upRun("IN-PROGRESS", t0, nil)

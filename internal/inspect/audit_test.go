@@ -28,6 +28,7 @@ func as(t *testing.T, db *engine.DB, a actor.Actor, query string, args ...any) {
 }
 
 func TestParseSinceReadsDatesAndTimestamps(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]time.Time{
 		"2026-10-01":                time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC),
 		"2026-10-01T08:00:00":       time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC),
@@ -46,6 +47,7 @@ func TestParseSinceReadsDatesAndTimestamps(t *testing.T) {
 }
 
 func TestAuditFiltersByPipelineIncludingDeletedRows(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		b := pipelinetest.New(t, db)

@@ -32,6 +32,7 @@ func salesGraph(t *testing.T, db *engine.DB) *pipelinetest.Builder {
 }
 
 func TestPipelineGraphListsWavesAndEdges(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		b := salesGraph(t, db)
 		g, err := pipeline.Load(context.Background(), db, "SALES")

@@ -40,6 +40,7 @@ func historyRuns(t *testing.T, db *engine.DB) (b *pipelinetest.Builder, r1, r2, 
 }
 
 func TestHistoryListsRunsTasksAndInterventions(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		b, r1, r2, r3 := historyRuns(t, db)
 		ctx := context.Background()

@@ -41,6 +41,7 @@ func find(t *testing.T, db *engine.DB, code string) pipeline.Pipeline {
 }
 
 func TestRunSelectorFlagsAreChecked(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		idGiven, keyGiven bool
 		id                int64
@@ -66,6 +67,7 @@ func TestRunSelectorFlagsAreChecked(t *testing.T) {
 }
 
 func TestSelectRunChoosesExactlyOneRunOfThePipeline(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		b := pipelinetest.New(t, db)
@@ -122,6 +124,7 @@ func TestSelectRunChoosesExactlyOneRunOfThePipeline(t *testing.T) {
 }
 
 func TestViewRunFallsBackToTheMostRecentRun(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		b := pipelinetest.New(t, db)

@@ -21,6 +21,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func count(n int64) *int64 { return &n }
 
 func TestStatusShowsEveryTaskAndWhatFailuresBlock(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		b := pipelinetest.New(t, db)
 		pid := b.Pipeline("P", pipeline.Incremental)
@@ -96,6 +97,7 @@ func TestStatusShowsEveryTaskAndWhatFailuresBlock(t *testing.T) {
 }
 
 func TestStepsListTasksUnderTheSelectedRun(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		b := salesGraph(t, db)
 		rec := inspecttest.New(t, db, alice)

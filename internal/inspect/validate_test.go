@@ -34,6 +34,7 @@ func (paramChecker) Check(t *handler.Task) (failures, warnings []string) {
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		b := pipelinetest.New(t, db)
 		create := map[string]string{"SQL_ACTION": "CREATE_TABLE"}

@@ -58,6 +58,7 @@ func names(files []migrate.File) []string {
 }
 
 func TestInitDBThenMigrateHasNothingToDo(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		res, err := (&migrate.Runner{DB: db}).InitDB(ctx, false)
@@ -109,6 +110,7 @@ func contains(list []string, s string) bool {
 }
 
 func TestInitDBRefusesExistingEngineTablesUnlessForced(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		if _, err := db.ExecContext(ctx, "CREATE TABLE AUD_OLD_TRACKER (ID INTEGER)"); err != nil {
@@ -141,6 +143,7 @@ func TestInitDBRefusesExistingEngineTablesUnlessForced(t *testing.T) {
 }
 
 func TestProjectMigrationRunsAsWritten(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		initDB(t, db)
@@ -188,6 +191,7 @@ INSERT INTO notes (id, body) VALUES (7, 'quiet');
 }
 
 func TestEditedOrRemovedAppliedFilesStopEverything(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		initDB(t, db)
@@ -218,6 +222,7 @@ func TestEditedOrRemovedAppliedFilesStopEverything(t *testing.T) {
 }
 
 func TestAFailingFileStopsTheRunAndLeavesNoTrace(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		initDB(t, db)
@@ -249,6 +254,7 @@ func TestAFailingFileStopsTheRunAndLeavesNoTrace(t *testing.T) {
 }
 
 func TestMarkersAreRefusedInProjectFiles(t *testing.T) {
+	t.Parallel()
 	dir := project(t, map[string]string{"0001_x.sql": "-- etl-craft: rebuild-metadata\nSELECT 1;\n"})
 	_, err := migrate.ProjectStream(dir)
 	if !exit.Is(err, exit.Migration) || !strings.Contains(err.Error(), "0001_x.sql") || !strings.Contains(err.Error(), "ENGINE-only") {
@@ -257,6 +263,7 @@ func TestMarkersAreRefusedInProjectFiles(t *testing.T) {
 }
 
 func TestStreamsReadOnlySQLFilesInNameOrder(t *testing.T) {
+	t.Parallel()
 	dir := project(t, map[string]string{"0002_b.sql": "SELECT 2;", "0001_a.sql": "SELECT 1;", "notes.txt": "x"})
 	os.Mkdir(filepath.Join(dir, "0003_dir.sql"), 0o755)
 	os.WriteFile(filepath.Join(dir, "0004_bad.sql"), []byte{0xff, 0xfe}, 0o644)
@@ -282,6 +289,7 @@ func TestStreamsReadOnlySQLFilesInNameOrder(t *testing.T) {
 }
 
 func TestCodeCheckListsEveryBadCode(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		code string
 		ok   bool
@@ -295,6 +303,7 @@ func TestCodeCheckListsEveryBadCode(t *testing.T) {
 }
 
 func TestProjectMigrationAddsAndDropsCFGColumns(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		initDB(t, db)

@@ -153,6 +153,7 @@ func engineFilesAfter(t *testing.T, kind engine.Kind, name string) []string {
 }
 
 func TestUpgradeFromTheReference020KeepsRowsIdsAndCounters(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		oneSQLiteConnection(db)
@@ -231,6 +232,7 @@ func TestUpgradeFromTheReference020KeepsRowsIdsAndCounters(t *testing.T) {
 }
 
 func TestAnUnknownEngineChecksumIsRefusedNamingIt(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		installReference020(t, db)
@@ -261,6 +263,7 @@ func TestAnUnknownEngineChecksumIsRefusedNamingIt(t *testing.T) {
 }
 
 func TestProjectFilesKeepTheStrictChecksumRule(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		initDB(t, db)

@@ -24,6 +24,7 @@ VALUES ('ci', 'aaaa', 'viewer', 'alice', '2026-03-01 08:00:00.000000+00:00', '20
 // keeps its UTC instant, a session in another time zone sees the same
 // instants, and the result is a fresh Engine DB's schema.
 func TestMigration0020KeepsTheUTCInstants(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		installRelease(t, db)

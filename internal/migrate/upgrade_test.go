@@ -85,6 +85,7 @@ func assertSameSnapshot(t *testing.T, what string, got, want catalog.Snapshot) {
 }
 
 func TestReleasedSchemaUpgradesToTheFreshSchema(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		installRelease(t, db)
@@ -420,6 +421,7 @@ func assertRebuildSettingsRestored(t *testing.T, db *engine.DB) {
 }
 
 func TestUpgradeFromReleasedKeepsHistoryIdsAndProjectObjects(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		oneSQLiteConnection(db)
@@ -651,6 +653,7 @@ func TestAFailureAtTheLedgerWriteOfARebuildChangesNothing(t *testing.T) {
 }
 
 func TestRebuildRefusesTablesWithProjectColumns(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file, table, column string
 	}{

@@ -12,6 +12,7 @@ import (
 )
 
 func TestLoadReadsTasksParametersAndDependencies(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		b := pipelinetest.New(t, db)
@@ -70,6 +71,7 @@ func TestLoadReadsTasksParametersAndDependencies(t *testing.T) {
 }
 
 func TestValidateRefusesBrokenGraphs(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		b := pipelinetest.New(t, db)

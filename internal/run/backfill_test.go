@@ -13,6 +13,7 @@ import (
 )
 
 func TestBackfillDates(t *testing.T) {
+	t.Parallel()
 	dates, err := BackfillDates("2024-02-27", "2024-03-01")
 	if err != nil || fmtList(dates) != "[2024-02-27 2024-02-28 2024-02-29 2024-03-01]" {
 		t.Fatalf("%v %v", dates, err)
@@ -34,6 +35,7 @@ func TestBackfillDates(t *testing.T) {
 // run is in progress, and plain runs and backfills do not take over each
 // other's runs.
 func TestABackfillStopsAtTheFirstFailingDate(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("UP", "FULL")

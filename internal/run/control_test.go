@@ -18,6 +18,7 @@ func (f *fixture) pause(pipe string) {
 }
 
 func TestAPausedPipelineStartsNothing(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -39,6 +40,7 @@ func TestAPausedPipelineStartsNothing(t *testing.T) {
 }
 
 func TestPausingOrEndingARunWhileItRuns(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -82,6 +84,7 @@ func TestPausingOrEndingARunWhileItRuns(t *testing.T) {
 }
 
 func TestForceRunsEveryTaskOnceItsUpstreamsFinished(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -106,6 +109,7 @@ func TestForceRunsEveryTaskOnceItsUpstreamsFinished(t *testing.T) {
 }
 
 func TestRunSelectionOfWholePipelineRuns(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -131,6 +135,7 @@ func TestRunSelectionOfWholePipelineRuns(t *testing.T) {
 }
 
 func TestCrossPipelineTaskDependenciesJudgeTheUpstreamsLatestFinishedRun(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.upAndDown("succeed", true)

@@ -84,6 +84,7 @@ func (f *fixture) wait(runID, taskID int64) string {
 // SKIPPED with the reason, and its decision names the upstream run and its
 // revision. An upstream run is consumed once.
 func TestEachPipelineDependencyTypeAdmitsOrSkipsANewRun(t *testing.T) {
+	t.Parallel()
 	type step struct {
 		behave, rows string // the upstream task's
 		admitted     bool
@@ -151,6 +152,7 @@ func TestEachPipelineDependencyTypeAdmitsOrSkipsANewRun(t *testing.T) {
 // for pipeline and task dependencies that consume repairs, and not for those
 // that do not.
 func TestARepairedUpstreamIsConsumedAgainOnlyWithConsumeRepairs(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("UP", "FULL")
@@ -207,6 +209,7 @@ func TestARepairedUpstreamIsConsumedAgainOnlyWithConsumeRepairs(t *testing.T) {
 // upstream finishes a newer run meanwhile; the newer one is left for its next
 // run.
 func TestARunConsumesWhatItWasAdmittedWith(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.upAndDown("block", false)
@@ -231,6 +234,7 @@ func TestARunConsumesWhatItWasAdmittedWith(t *testing.T) {
 // looks and deadline, and once the deadline has passed judges at once. A
 // gate that sees the upstream finish while it waits admits the run.
 func TestAGateWaitSurvivesARestartWithItsBudget(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.opts.GateWait = time.Hour
@@ -285,6 +289,7 @@ func TestAGateWaitSurvivesARestartWithItsBudget(t *testing.T) {
 // worker, the pipeline's other task runs meanwhile, and the waiting task
 // gets no attempt until its gate passes.
 func TestAWaitingTaskGateHoldsNoWorker(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.opts.MaxParallel, f.opts.GateWait = 1, time.Hour
@@ -332,6 +337,7 @@ func TestAWaitingTaskGateHoldsNoWorker(t *testing.T) {
 // records nothing and exits 23; a "yes" runs it, recording the decision for
 // its attempt, which consumes it when it succeeds.
 func TestASingleTasksGate(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.upAndDown("succeed", true)
@@ -364,6 +370,7 @@ func TestASingleTasksGate(t *testing.T) {
 // BYPASSED decisions and a GATE_BYPASS for the run and the task; nothing is
 // consumed, so an enforced gate still judges that upstream as new.
 func TestDependencyGatesWarnAndOffBypassAndConsumeNothing(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("UP", "FULL")
@@ -443,6 +450,7 @@ func TestGateDecisionsRollBackWithTheAdmission(t *testing.T) {
 // admits and supervises the run, which consumes the repaired revision, and
 // the other two stop with a run-state error.
 func TestThreeCallersOfOneWaitingRun(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.opts.GateWait = time.Hour
@@ -503,6 +511,7 @@ func TestThreeCallersOfOneWaitingRun(t *testing.T) {
 // pipeline, and the upstream fails: the waiting run is neither admitted nor
 // skipped, it stays QUEUED, and the other run is left as it is.
 func TestAnotherRunStartedWhileTheGateWaited(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.opts.GateWait = time.Hour

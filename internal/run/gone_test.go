@@ -12,6 +12,7 @@ import (
 )
 
 func TestGoneOnlyWhenVerified(t *testing.T) {
+	t.Parallel()
 	p, cmd, done := sleeper(t)
 	initStart, err := processStart(1)
 	if err != nil {
@@ -47,6 +48,7 @@ func TestGoneOnlyWhenVerified(t *testing.T) {
 }
 
 func TestAZombieIsGone(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -72,6 +74,7 @@ func TestAZombieIsGone(t *testing.T) {
 }
 
 func TestOwnerIDsNameTheirProcess(t *testing.T) {
+	t.Parallel()
 	for owner, want := range map[string]Process{
 		NewOwner():                    Self(),
 		"etl-1:4321:98765:1f2e3d4c":   {Host: "etl-1", PID: 4321, Start: "98765"},
@@ -90,6 +93,7 @@ func TestOwnerIDsNameTheirProcess(t *testing.T) {
 // they last; once it is gone its attempt is lost and its run released at
 // once, both leases still live.
 func TestTheLeasesOfAGoneProcessAreTakenAtOnce(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		proc, cmd, done := sleeper(t)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestOwnerIDsNameThisProcess(t *testing.T) {
+	t.Parallel()
 	a, b := NewOwner(), NewOwner()
 	re := regexp.MustCompile(`^(.+):(\d+):(\d+):([0-9a-f]{8})$`)
 	m := re.FindStringSubmatch(a)
@@ -47,6 +48,7 @@ func sleeper(t *testing.T) (Process, *exec.Cmd, chan error) {
 }
 
 func TestAReusedPidIsNeverSignalled(t *testing.T) {
+	t.Parallel()
 	p, _, done := sleeper(t)
 	reused := p
 	reused.Start = "1"
@@ -81,6 +83,7 @@ func (l *ledger) runningAttempt(proc Process) (queued, string) {
 }
 
 func TestReconcileFencesTheAttemptsOfDeadProcesses(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		// The process is gone: its attempt is fenced at once, with its
@@ -124,6 +127,7 @@ func TestReconcileFencesTheAttemptsOfDeadProcesses(t *testing.T) {
 }
 
 func TestForeignHostsGetTwoLeasePeriodsOfGrace(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		q, _ := l.runningAttempt(Process{Host: "elsewhere.example", PID: 42, Start: "7"})
@@ -140,6 +144,7 @@ func TestForeignHostsGetTwoLeasePeriodsOfGrace(t *testing.T) {
 }
 
 func TestReconcileStopsAStuckProcessOfThisHost(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		proc, _, done := sleeper(t)
@@ -161,6 +166,7 @@ func TestReconcileStopsAStuckProcessOfThisHost(t *testing.T) {
 }
 
 func TestRunLeases(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		s := l.supervisor()
@@ -202,6 +208,7 @@ func TestRunLeases(t *testing.T) {
 }
 
 func TestAFencedAttemptStopsItsWork(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -231,6 +238,7 @@ func TestAFencedAttemptStopsItsWork(t *testing.T) {
 }
 
 func TestTwoReconcilersLoseEachAttemptOnce(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		for range 3 {

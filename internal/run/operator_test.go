@@ -17,6 +17,7 @@ import (
 // skipped, keeps a skipped task another pipeline judged, and the resumed run
 // ends SUCCESS publishing the repair.
 func TestMarkingAFailedTaskReopensTheRunAndResetsWhatItsFailureSkipped(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -78,6 +79,7 @@ func TestMarkingAFailedTaskReopensTheRunAndResetsWhatItsFailureSkipped(t *testin
 // (HAS_DATA only with a row count); a run skipped on purpose does not satisfy
 // a SUCCESS dependency.
 func TestMarkedStandInAndSkippedRunsAsGatesJudgeThem(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("UP", "FULL")
@@ -140,6 +142,7 @@ func TestMarkedStandInAndSkippedRunsAsGatesJudgeThem(t *testing.T) {
 
 // I06: what mark, stand-in, skip and cancel refuse.
 func TestOperatorRefusals(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -195,6 +198,7 @@ func TestOperatorRefusals(t *testing.T) {
 // then CANCEL (run); marking the running task is refused. A single-task run
 // is stopped by its attempt's own look at its status.
 func TestCancelStopsRunningWork(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -247,6 +251,7 @@ func TestCancelStopsRunningWork(t *testing.T) {
 // progress; --rerun runs a task of an ended run again, reopening it, and
 // with --with-downstream its dependents too; each is recorded.
 func TestIgnoreDependenciesAndRerun(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -311,6 +316,7 @@ func TestIgnoreDependenciesAndRerun(t *testing.T) {
 // and only once reconcile has fenced it: here, a process of another host
 // once its lease has been expired for the grace.
 func TestMarkingAStaleTask(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		q, _ := l.runningAttempt(Process{Host: "elsewhere.example", PID: 42, Start: "7"})

@@ -15,6 +15,7 @@ import (
 )
 
 func TestDependencyTypesAgainstEachUpstreamOutcome(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -67,6 +68,7 @@ func TestDependencyTypesAgainstEachUpstreamOutcome(t *testing.T) {
 }
 
 func TestRunConditionsAllAnyAndN(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -99,6 +101,7 @@ func TestRunConditionsAllAnyAndN(t *testing.T) {
 }
 
 func TestSkipsCascadeAndAlwaysDependentsRunAfterFailures(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -141,6 +144,7 @@ func TestSkipsCascadeAndAlwaysDependentsRunAfterFailures(t *testing.T) {
 }
 
 func TestFailureDependentsWaitUntilNothingElseCanStart(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -168,6 +172,7 @@ func TestFailureDependentsWaitUntilNothingElseCanStart(t *testing.T) {
 }
 
 func TestAlertsDoNotDecideTheRunUnlessThePipelineHasOnlyAlerts(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -186,6 +191,7 @@ func TestAlertsDoNotDecideTheRunUnlessThePipelineHasOnlyAlerts(t *testing.T) {
 }
 
 func TestAllSkippedRunIsSkippedAndAnEmptyPipelineToo(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("EMPTY", "FULL")
@@ -197,6 +203,7 @@ func TestAllSkippedRunIsSkippedAndAnEmptyPipelineToo(t *testing.T) {
 }
 
 func TestReadySetDispatchRespectsMaxParallel(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.opts.MaxParallel = 2
@@ -226,6 +233,7 @@ func TestReadySetDispatchRespectsMaxParallel(t *testing.T) {
 }
 
 func TestAttemptLogFileAndTaskLog(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -265,6 +273,7 @@ func TestAttemptLogFileAndTaskLog(t *testing.T) {
 }
 
 func TestHandlerErrorsAndPanicsAreRecordedFailed(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -303,6 +312,7 @@ func TestHandlerErrorsAndPanicsAreRecordedFailed(t *testing.T) {
 }
 
 func TestGraphErrorsStopTheRunBeforeAnythingIsRecorded(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("CYCLE", "FULL")
@@ -330,6 +340,7 @@ func TestGraphErrorsStopTheRunBeforeAnythingIsRecorded(t *testing.T) {
 }
 
 func TestHooksRunAfterTheRunEndsAndTheirFailureChangesNothing(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")

@@ -19,6 +19,7 @@ import (
 // never run SKIPPED and those left IN-PROGRESS FAILED; clearing an old DAG
 // run reopens only that run; a run's date never changes.
 func TestRemoteOrchestratorSteps(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.opts.Remote = true
@@ -157,6 +158,7 @@ func TestRemoteOrchestratorSteps(t *testing.T) {
 // P11: remote init refuses the rules an orchestrator cannot express, listing
 // each, and records nothing; local mode runs the same pipeline.
 func TestRemoteInitRefusesRulesAnOrchestratorCannotExpress(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")

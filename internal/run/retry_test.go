@@ -13,6 +13,7 @@ import (
 )
 
 func TestRetryPolicy(t *testing.T) {
+	t.Parallel()
 	g := &pipeline.Graph{Pipeline: pipeline.Pipeline{Code: "P"}}
 	task := func(params map[string]string) *pipeline.Task { return &pipeline.Task{Code: "t", Params: params} }
 	p, err := PolicyOf(g, task(nil), Defaults{TaskTimeout: 21600 * time.Second, Retries: 1})
@@ -47,6 +48,7 @@ func TestRetryPolicy(t *testing.T) {
 }
 
 func TestRetriesThenSuccessOnOneTaskRun(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -80,6 +82,7 @@ func TestRetriesThenSuccessOnOneTaskRun(t *testing.T) {
 }
 
 func TestGuardErrorsAreNeverRetried(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -123,6 +126,7 @@ func (f *fixture) interruptWhen(pipe string, cond func() bool) Outcome {
 }
 
 func TestDelayedRetriesArePersistedAndTheirBudgetSurvivesRestarts(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -167,6 +171,7 @@ func TestDelayedRetriesArePersistedAndTheirBudgetSurvivesRestarts(t *testing.T) 
 }
 
 func TestAWaitingRetryHoldsNoSlot(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.opts.MaxParallel = 1
@@ -183,6 +188,7 @@ func TestAWaitingRetryHoldsNoSlot(t *testing.T) {
 }
 
 func TestTimeoutsEndAttemptsTimedOutAndAreRetriedByPolicy(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -199,6 +205,7 @@ func TestTimeoutsEndAttemptsTimedOutAndAreRetriedByPolicy(t *testing.T) {
 }
 
 func TestAnInterruptedRunStopsItsTasksAndResumes(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")

@@ -44,6 +44,7 @@ func (f *fixture) openRun(pipe string) int64 {
 }
 
 func TestSingleTaskRefusalsAndOutcomes(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -94,6 +95,7 @@ func TestSingleTaskRefusalsAndOutcomes(t *testing.T) {
 }
 
 func TestSingleTaskRunSelection(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -121,6 +123,7 @@ func TestSingleTaskRunSelection(t *testing.T) {
 }
 
 func TestForcingATaskOntoAnEndedRunReopensAndEndsItAgain(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")
@@ -257,6 +260,7 @@ func TestAttemptConsumptionFaults(t *testing.T) {
 }
 
 func TestTwoSupervisorsOfOnePipeline(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		f := newFixture(t, db)
 		f.b.Pipeline("P", "FULL")

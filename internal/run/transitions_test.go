@@ -160,6 +160,7 @@ var allAttemptStatuses = []string{AttemptQueued, AttemptClaimed, AttemptRunning,
 	AttemptTimedOut, AttemptCancelled, AttemptLost}
 
 func TestAttemptStateMatrix(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		ops := []struct {
@@ -240,6 +241,7 @@ func TestAttemptStateMatrix(t *testing.T) {
 }
 
 func TestTaskRunSummaryFollowsItsAttempt(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		want := map[string]string{
@@ -270,6 +272,7 @@ func TestTaskRunSummaryFollowsItsAttempt(t *testing.T) {
 }
 
 func TestWrongOwnerIsStale(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		ops := map[string]func(q queued) func(context.Context, *wtx, time.Time) error{
@@ -321,6 +324,7 @@ func TestWrongOwnerIsStale(t *testing.T) {
 }
 
 func TestOneActiveAttemptPerTaskRunAndRetries(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		taskID := l.newTask()
@@ -381,6 +385,7 @@ func TestOneActiveAttemptPerTaskRunAndRetries(t *testing.T) {
 }
 
 func TestLiveLeasesAreNotLostAndExpiredOnesNotRenewed(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		q, owner := l.attemptIn(AttemptRunning)
@@ -409,6 +414,7 @@ func TestLiveLeasesAreNotLostAndExpiredOnesNotRenewed(t *testing.T) {
 }
 
 func TestRunStateMatrix(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		statuses := []string{RunInProgress, RunSuccess, RunFailed, RunSkipped, RunCancelled}
@@ -468,6 +474,7 @@ func TestRunStateMatrix(t *testing.T) {
 }
 
 func TestRunGuards(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		err := l.do(func(ctx context.Context, tx *wtx, now time.Time) error {
@@ -558,6 +565,7 @@ func TestAttemptAndSummaryCommitTogether(t *testing.T) {
 }
 
 func TestTwoQueuersOfTheFirstAttemptOneWins(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		taskID := l.newTask()
@@ -590,6 +598,7 @@ func TestTwoQueuersOfTheFirstAttemptOneWins(t *testing.T) {
 }
 
 func TestStartIsIdempotentOnlyForTheSameProcess(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		q, owner := l.attemptIn(AttemptRunning)
@@ -612,6 +621,7 @@ func TestStartIsIdempotentOnlyForTheSameProcess(t *testing.T) {
 }
 
 func TestReopenRecordsItsIntervention(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		if err := l.do(func(ctx context.Context, tx *wtx, now time.Time) error {
@@ -651,6 +661,7 @@ func TestReopenRecordsItsIntervention(t *testing.T) {
 }
 
 func TestAnOperatorsChangeBeatsARunningAttempt(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		q, owner := l.attemptIn(AttemptRunning)
@@ -668,6 +679,7 @@ func TestAnOperatorsChangeBeatsARunningAttempt(t *testing.T) {
 }
 
 func TestMissingRowsAndInvalidTargetsAreRefused(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		for name, fn := range map[string]func(context.Context, *wtx, time.Time) error{
@@ -701,6 +713,7 @@ func TestMissingRowsAndInvalidTargetsAreRefused(t *testing.T) {
 }
 
 func TestAttemptNumbersContinueLegacyCounts(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		l := newLedger(t, db)
 		cases := []struct {

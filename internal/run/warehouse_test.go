@@ -56,6 +56,7 @@ func sqlFixture(t *testing.T, db *engine.DB, opts warehouse.Options) (*fixture, 
 }
 
 func TestSQLTasksOnEachWarehouse(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		eachWarehouse(t, func(t *testing.T, wopts warehouse.Options, schema string) {
 			f, shared := sqlFixture(t, db, wopts)
@@ -98,6 +99,7 @@ func TestSQLTasksOnEachWarehouse(t *testing.T) {
 }
 
 func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		opts := warehouse.Options{Kind: warehouse.DuckDB, Path: filepath.Join(t.TempDir(), "w.duckdb"), Schema: "main"}
 		first, second := pool.New(db, opts), pool.New(db, opts)
@@ -130,6 +132,7 @@ func TestDuckDBWritersQueueOnTheWarehouseLock(t *testing.T) {
 }
 
 func TestTheConnectionTestChecksTheCloneSchema(t *testing.T) {
+	t.Parallel()
 	db := pipelinetest.DB(t, engine.SQLite)
 	opts := pgWarehouseOptions(t, enginetest.NewPGDatabase(t))
 	shared := pool.New(db, opts)

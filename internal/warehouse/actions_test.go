@@ -67,6 +67,7 @@ func md5Hex(s string) string {
 // W06: the canonical encoding of each kind of value, in UTC whatever the
 // session's time zone.
 func TestW06ChangeHashContract(t *testing.T) {
+	t.Parallel()
 	want := md5Hex("NV0:V5:a|b:cV2:é😀V26:2020-01-02T03:04:05.123456V26:2020-01-02T03:04:05.123456V7:12.3400V5:falseV10:2020-01-02")
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		tbl := w.Table(testSchema, "contract")
@@ -86,6 +87,7 @@ func TestW06ChangeHashContract(t *testing.T) {
 // W07: NULL, the empty string and values holding the encoding's own
 // characters all hash differently.
 func TestW07ChangeHashSeparatesValues(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		tbl := w.Table(testSchema, "separate")
 		mustExec(t, w, `CREATE TABLE `+Qualify(w, tbl)+` (a VARCHAR, b VARCHAR)`,
@@ -101,6 +103,7 @@ func TestW07ChangeHashSeparatesValues(t *testing.T) {
 // The same values of every hashable type hash alike on DuckDB and
 // PostgreSQL, and a declared scale is part of the value.
 func TestChangeHashSameOnBothWarehouses(t *testing.T) {
+	t.Parallel()
 	const create = `CREATE TABLE %s (n INTEGER, big BIGINT, d DECIMAL(10, 2), d0 DECIMAL(18, 0), ok BOOLEAN,
 		day DATE, ts TIMESTAMP, tz TIMESTAMP WITH TIME ZONE, s VARCHAR)`
 	const insert = `INSERT INTO %s VALUES
@@ -119,6 +122,7 @@ func TestChangeHashSameOnBothWarehouses(t *testing.T) {
 }
 
 func TestCanonicalTextRefusals(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		d    Actions
 		typ  string
@@ -146,6 +150,7 @@ func TestCanonicalTextRefusals(t *testing.T) {
 }
 
 func TestActionsOnlyOnTransactionalWarehouses(t *testing.T) {
+	t.Parallel()
 	for _, d := range []Dialect{postgresDialect{}, duckdbDialect{}} {
 		if _, err := ActionsOf(d); err != nil {
 			t.Errorf("%s: %v", d.Name(), err)
@@ -160,6 +165,7 @@ func TestActionsOnlyOnTransactionalWarehouses(t *testing.T) {
 // A DuckDB table's ROW_ID numbers from its own sequence, which dropping and
 // creating the table again starts afresh.
 func TestRowIDColumn(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		a, _ := ActionsOf(w)
 		tbl := w.Table(testSchema, "numbered")
@@ -181,6 +187,7 @@ func TestRowIDColumn(t *testing.T) {
 // missing schema have none, and the transaction that asked goes on to write
 // and commit.
 func TestDescribeTable(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		a, _ := ActionsOf(w)
 		tbl := w.Table(testSchema, "described")

@@ -107,6 +107,7 @@ func (a *statementAPI) options(reads *int) Options {
 }
 
 func TestDatabricksStatementExecution(t *testing.T) {
+	t.Parallel()
 	api := newStatementAPI(t)
 	ctx := context.Background()
 	reads := 0
@@ -194,6 +195,7 @@ func TestDatabricksStatementExecution(t *testing.T) {
 }
 
 func TestDatabricksRejectedToken(t *testing.T) {
+	t.Parallel()
 	api := newStatementAPI(t)
 	reads := 0
 	opts := api.options(&reads)
@@ -211,6 +213,7 @@ func TestDatabricksRejectedToken(t *testing.T) {
 
 // An OAuth access token, minted by Password, is sent as the bearer token.
 func TestDatabricksOAuth(t *testing.T) {
+	t.Parallel()
 	api := newStatementAPI(t)
 	reads := 0
 	opts := api.options(&reads)
@@ -226,6 +229,7 @@ func TestDatabricksOAuth(t *testing.T) {
 }
 
 func TestDatabricksWarehouseID(t *testing.T) {
+	t.Parallel()
 	for path, want := range map[string]string{
 		"/sql/1.0/warehouses/abc123": "abc123", "sql/1.0/endpoints/e1/": "e1",
 	} {

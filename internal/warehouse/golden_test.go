@@ -80,6 +80,7 @@ func goldenSQL(d Dialect) string {
 }
 
 func TestGoldenSQL(t *testing.T) {
+	t.Parallel()
 	for _, c := range goldenCases {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := NewDialect(c.kind, c.format, c.storage)
@@ -108,6 +109,7 @@ func TestGoldenSQL(t *testing.T) {
 }
 
 func TestRowsPerInsert(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ cols, rows int }{{1, 250}, {3, 83}, {7, 35}, {250, 1}, {251, 1}, {400, 1}} {
 		if got := RowsPerInsert(c.cols); got != c.rows {
 			t.Errorf("RowsPerInsert(%d) = %d, want %d", c.cols, got, c.rows)
@@ -119,6 +121,7 @@ func TestRowsPerInsert(t *testing.T) {
 }
 
 func TestNewDialectRefusals(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		kind    Kind
@@ -147,6 +150,7 @@ func TestNewDialectRefusals(t *testing.T) {
 // A table name is quoted exactly; the catalog and schema fold as the
 // warehouse folds unquoted names.
 func TestQualify(t *testing.T) {
+	t.Parallel()
 	tbl := Table{Catalog: "Analytics", Schema: "Staging", Name: `Odd "Name"`}
 	for kind, want := range map[Kind]string{
 		DuckDB:     `"Analytics"."Staging"."Odd ""Name"""`,
@@ -171,6 +175,7 @@ func TestQualify(t *testing.T) {
 
 // Trino writes Iceberg whatever the table format: the catalog decides.
 func TestTrinoIsIcebergEitherWay(t *testing.T) {
+	t.Parallel()
 	native, _ := NewDialect(Trino, Native, Storage{})
 	iceberg, _ := NewDialect(Trino, Iceberg, Storage{})
 	if native != iceberg || native.Name() != "trino_iceberg" {

@@ -10,6 +10,7 @@ import (
 // the call returns, so a process that ends right after leaves nothing
 // running in the warehouse; and the warehouse stays usable.
 func TestCancelledStatementStopsOnTheServer(t *testing.T) {
+	t.Parallel()
 	w := openReal(t, Postgres)
 	ctx, cancel := context.WithCancel(context.Background())
 	tx, err := w.Begin(ctx)

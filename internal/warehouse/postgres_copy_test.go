@@ -11,6 +11,7 @@ import (
 )
 
 func TestCopyTextStatementQuotesEveryName(t *testing.T) {
+	t.Parallel()
 	d := postgresDialect{}
 	got, err := copyTextStatement(d, Table{Catalog: "analytics", Schema: "ETL_Craft", Name: `AUD_Odd "Name"`},
 		[]Column{{"ID", BigInt}, {"note it's", String}})
@@ -24,6 +25,7 @@ func TestCopyTextStatementQuotesEveryName(t *testing.T) {
 }
 
 func TestOnlyPostgresTransactionsCopyText(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		tx, err := w.Begin(context.Background())
 		if err != nil {
@@ -68,6 +70,7 @@ func sampleText(from, to int) string {
 // COPY text loads every sample value exactly, into a table whose name
 // needs quoting, leaving a column it does not name NULL.
 func TestCopyTextStoresEveryValueExactly(t *testing.T) {
+	t.Parallel()
 	w := openReal(t, Postgres)
 	tbl := w.Table(testSchema, `Odd "Copy" Name`)
 	mustExec(t, w, w.CreateTable(tbl, append(loadColumns, Column{"GONE", String})))
@@ -102,6 +105,7 @@ func (f *failingReader) Read(p []byte) (int, error) {
 // A COPY that fails, because its source does or because of a value, rolls
 // back with its transaction: the rows the table had are still there.
 func TestCopyTextFailureRollsBack(t *testing.T) {
+	t.Parallel()
 	w := openReal(t, Postgres)
 	ctx := context.Background()
 	tbl := w.Table(testSchema, "KEEP")

@@ -137,6 +137,7 @@ func queryValue[T any](t testing.TB, w Warehouse, q string) T {
 }
 
 func TestW01DuckDBFilePersists(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w := openDuckDBFile(t, dir)
 	if w.Catalog() != "warehouse" {
@@ -161,6 +162,7 @@ func TestW01DuckDBFilePersists(t *testing.T) {
 // Two opens of one file in a process share one database handle, which the
 // last Close releases.
 func TestDuckDBOneHandlePerFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := openDuckDBFile(t, dir), openDuckDBFile(t, dir)
 	if a.(*sqlWarehouse).db != b.(*sqlWarehouse).db {
@@ -173,6 +175,7 @@ func TestDuckDBOneHandlePerFile(t *testing.T) {
 }
 
 func TestDuckDBFileNameMustBeAnIdentifier(t *testing.T) {
+	t.Parallel()
 	_, err := Open(context.Background(), Options{Kind: DuckDB, Path: filepath.Join(t.TempDir(), "my-warehouse.duckdb")})
 	if !exit.Is(err, exit.Configuration) || !strings.Contains(err.Error(), `"my-warehouse.duckdb" must be a plain identifier`) {
 		t.Fatalf("got %v", err)
@@ -184,6 +187,7 @@ func TestDuckDBFileNameMustBeAnIdentifier(t *testing.T) {
 }
 
 func TestW03PostgresPasswordAndParams(t *testing.T) {
+	t.Parallel()
 	raw := enginetest.NewPGDatabase(t)
 	opts := pgOptions(t, raw)
 	pw, _ := url.Parse(raw)
@@ -238,6 +242,7 @@ func TestW03PostgresPasswordAndParams(t *testing.T) {
 }
 
 func TestOpenRefusesAuthModes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		opts Options
@@ -260,6 +265,7 @@ func TestOpenRefusesAuthModes(t *testing.T) {
 }
 
 func TestSchemaExists(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		ctx := context.Background()
 		for _, name := range []string{"staging", "STAGING", "Staging"} {
@@ -276,6 +282,7 @@ func TestSchemaExists(t *testing.T) {
 }
 
 func TestColumns(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		ctx := context.Background()
 		tbl := w.Table(testSchema, "CFG_PIPELINES")
@@ -429,6 +436,7 @@ func showTime(t sql.NullTime) string {
 // Both loaders of each warehouse — its fast path and the multi-row INSERTs
 // the cloud warehouses use — store every value exactly.
 func TestBulkLoadRoundTrip(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		ctx := context.Background()
 		for _, c := range []struct {
@@ -461,6 +469,7 @@ func TestBulkLoadRoundTrip(t *testing.T) {
 // A bulk load that fails inside a transaction rolls back with it: the rows
 // the table had before are still there, and none of the new ones.
 func TestBulkLoadFailureRollsBack(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		ctx := context.Background()
 		tbl := w.Table(testSchema, "KEEP")
@@ -525,6 +534,7 @@ func seed(t *testing.T, w Warehouse, tbl Table, n int) {
 // Table names that need quoting round-trip through every statement and
 // look-up, and a bulk load into them.
 func TestOddTableNames(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		ctx := context.Background()
 		for _, name := range []string{"Odd Name", "MixedCase", `quote"inside`, "it's"} {
@@ -547,6 +557,7 @@ func TestOddTableNames(t *testing.T) {
 // A column the bulk load leaves out gets NULL: a mirror keeps columns the
 // Engine DB table no longer has.
 func TestBulkLoadLeavesOtherColumnsNull(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		tbl := w.Table(testSchema, "WIDER")
 		mustExec(t, w, w.CreateTable(tbl, append([]Column{{"GONE", String}}, loadColumns...)))
@@ -558,6 +569,7 @@ func TestBulkLoadLeavesOtherColumnsNull(t *testing.T) {
 }
 
 func TestCanonicalValues(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		t    Type
 		in   any
@@ -594,6 +606,7 @@ func TestCanonicalValues(t *testing.T) {
 
 // Every session is pinned to UTC, whatever the server's default.
 func TestSessionsAreUTC(t *testing.T) {
+	t.Parallel()
 	eachReal(t, func(t *testing.T, w Warehouse) {
 		if tz := queryValue[string](t, w, "SELECT current_setting('TimeZone')"); tz != "UTC" {
 			t.Fatalf("session time zone %q, want UTC", tz)

@@ -124,6 +124,7 @@ func (s *snowflakeService) options(mode AuthMode) Options {
 }
 
 func TestSnowflakeConnectorProtocol(t *testing.T) {
+	t.Parallel()
 	svc := newSnowflakeService(t)
 	ctx := context.Background()
 	w, err := Open(ctx, svc.options(AuthToken))
@@ -182,6 +183,7 @@ func TestSnowflakeConnectorProtocol(t *testing.T) {
 // A password logs in as the user; an OAuth access token with the OAUTH
 // authenticator.
 func TestSnowflakeLogins(t *testing.T) {
+	t.Parallel()
 	for mode, want := range map[AuthMode]map[string]any{
 		AuthPassword: {"PASSWORD": "pat-or-password", "TOKEN": nil, "LOGIN_NAME": "loader"},
 		AuthOAuth:    {"AUTHENTICATOR": "OAUTH", "TOKEN": "pat-or-password", "PASSWORD": nil},
@@ -209,6 +211,7 @@ func TestSnowflakeLogins(t *testing.T) {
 // ACCOUNT.USER, with the SNOWFLAKE_JWT authenticator; a wrong passphrase
 // fails the connection naming the key file, never the passphrase.
 func TestSnowflakeKeyPair(t *testing.T) {
+	t.Parallel()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)

@@ -108,6 +108,7 @@ func (c *coordinator) options(mode AuthMode, reads *int) Options {
 }
 
 func TestTrinoClientProtocol(t *testing.T) {
+	t.Parallel()
 	coord := newCoordinator(t)
 	ctx := context.Background()
 	reads := 0
@@ -168,6 +169,7 @@ func TestTrinoClientProtocol(t *testing.T) {
 // A token, stored (token) or minted by Password (oauth), is sent as a
 // bearer token.
 func TestTrinoToken(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []AuthMode{AuthToken, AuthOAuth} {
 		coord := newCoordinator(t)
 		reads := 0
@@ -197,6 +199,7 @@ func TestTrinoToken(t *testing.T) {
 // The doctor's Warehouse catalog check: the catalog must exist and be served
 // by the iceberg connector.
 func TestTrinoCatalogCheck(t *testing.T) {
+	t.Parallel()
 	coord := newCoordinator(t)
 	ctx := context.Background()
 	for _, c := range []struct{ catalog, want string }{
@@ -231,6 +234,7 @@ func TestTrinoCatalogCheck(t *testing.T) {
 // A key_file login presents its client certificate on every request, and
 // sends no Authorization header.
 func TestTrinoClientCertificate(t *testing.T) {
+	t.Parallel()
 	coord := &coordinator{}
 	coord.srv = serveTLSWith(t, coord.serve, tls.RequireAnyClientCert)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

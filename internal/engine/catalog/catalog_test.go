@@ -12,6 +12,7 @@ import (
 )
 
 func TestTokensIgnoreLayoutCaseQuotingAndComments(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ a, b string }{
 		{"CREATE INDEX ix ON T (A, B)", "create  index \"IX\"\n  on t(a,b) -- why"},
 		{"CHECK (X IN ('Y','N'))", "CHECK ( x IN ( 'Y' , 'N' ) ) /* block; comment */"},
@@ -73,6 +74,7 @@ func exec(t *testing.T, db *engine.DB, statements ...string) {
 }
 
 func TestSnapshotsOfTheSameSchemaAreEqualAndChangesShow(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		if _, err := (&migrate.Runner{DB: db}).InitDB(context.Background(), false); err != nil {
 			t.Fatal(err)
@@ -118,6 +120,7 @@ func TestSnapshotsOfTheSameSchemaAreEqualAndChangesShow(t *testing.T) {
 }
 
 func TestSQLiteChecksCompareWhereverTheyAreDeclared(t *testing.T) {
+	t.Parallel()
 	one := enginetest.Open(t, engine.SQLite)
 	exec(t, one,
 		`CREATE TABLE t (ID INTEGER PRIMARY KEY AUTOINCREMENT, A VARCHAR, B INT NOT NULL DEFAULT 1,

@@ -1,6 +1,7 @@
 // Package enginetest gives tests real Engine DBs: a SQLite file in a
 // temporary folder, and a brand-new PostgreSQL database on the server that
-// scripts/test.sh starts, dropped when the test ends. Each runs one test body
+// scripts/test.sh starts (optionally a copy of a template database), dropped
+// when the test ends. Each runs one test body
 // on both dialects, the way a driver conformance suite does.
 package enginetest
 
@@ -53,9 +54,15 @@ func EachKind(t *testing.T, body func(t *testing.T, opts engine.Options)) {
 // the test.
 func Open(t testing.TB, k engine.Kind) *engine.DB {
 	t.Helper()
-	db, err := engine.Open(context.Background(), NewOptions(t, k))
+	return OpenWith(t, NewOptions(t, k))
+}
+
+// OpenWith opens the Engine DB of opts, closed at the end of the test.
+func OpenWith(t testing.TB, opts engine.Options) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(context.Background(), opts)
 	if err != nil {
-		t.Fatalf("opening the %s Engine DB: %v", k, err)
+		t.Fatalf("opening the %s Engine DB: %v", opts.Kind, err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
@@ -90,6 +97,15 @@ func AdminURL(t testing.TB) string {
 // URL; the database is dropped when the test ends.
 func NewPGDatabase(t testing.TB) string {
 	t.Helper()
+	return NewPGDatabaseFrom(t, "")
+}
+
+// NewPGDatabaseFrom creates a database of its own for the test as a copy of
+// the template database (PostgreSQL's template1 when template is empty) and
+// returns its URL; the database is dropped when the test ends. The template
+// must have no open connection while it is copied.
+func NewPGDatabaseFrom(t testing.TB, template string) string {
+	t.Helper()
 	admin := AdminURL(t)
 	b := make([]byte, 6)
 	rand.Read(b)
@@ -99,7 +115,11 @@ func NewPGDatabase(t testing.TB) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+	create := "CREATE DATABASE " + name
+	if template != "" {
+		create += " TEMPLATE " + template
+	}
+	if _, err := db.Exec(create); err != nil {
 		t.Fatalf("creating test database: %v", err)
 	}
 	t.Cleanup(func() {

@@ -76,6 +76,7 @@ func upperTables(t *testing.T, db *engine.DB) []string {
 var createTable = regexp.MustCompile(`^CREATE TABLE (\w+)`)
 
 func TestSchemaFilesSplitIntoWholeStatements(t *testing.T) {
+	t.Parallel()
 	var tablesOf [2][]string
 	for i, k := range enginetest.Kinds {
 		for _, s := range statements(t, k) {
@@ -118,6 +119,7 @@ func stripLeadingComments(s string) string {
 }
 
 func TestSchemaCreatesEveryEngineTable(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		if err := apply(context.Background(), t, db); err != nil {
 			t.Fatal(err)
@@ -129,6 +131,7 @@ func TestSchemaCreatesEveryEngineTable(t *testing.T) {
 }
 
 func TestSchemaAppliesInOneTransaction(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		if err := apply(ctx, t, db); err != nil {
@@ -149,6 +152,7 @@ func TestSchemaAppliesInOneTransaction(t *testing.T) {
 }
 
 func TestSchemaFailingLateLeavesNothing(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		// The last table already exists, so the schema fails near its end.
@@ -243,6 +247,7 @@ func upperColumn(t *testing.T, db *engine.DB, query string, args ...any) []strin
 }
 
 func TestDialectsDefineTheSameTables(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var cats []catalog
 	for _, k := range enginetest.Kinds {
@@ -279,6 +284,7 @@ func TestDialectsDefineTheSameTables(t *testing.T) {
 }
 
 func TestIdentityColumns(t *testing.T) {
+	t.Parallel()
 	// Tables whose first column is not a generated id.
 	keyed := map[string]bool{"AUD_TASK_OFFSET_TRACKER": true, "AUD_TARGET_HASH_VERSION": true,
 		"AUD_TARGET_VIEW_STATEMENT": true, "AUD_GATE_WAITS": true, "SCHEMA_MIGRATIONS": true}
@@ -485,6 +491,7 @@ func ruleCases() []ruleCase {
 }
 
 func TestSchemaEnforcesTheRules(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		withRules(t, db)
 		ctx := context.Background()
@@ -506,6 +513,7 @@ func TestSchemaEnforcesTheRules(t *testing.T) {
 }
 
 func TestCodesWithNULAreRefused(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		withRules(t, db)
 		ctx := context.Background()
@@ -537,6 +545,7 @@ func scalar(t *testing.T, db *engine.DB, query string) string {
 }
 
 func TestSchemaDefaults(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		withRules(t, db)
 		ctx := context.Background()
@@ -572,6 +581,7 @@ func TestSchemaDefaults(t *testing.T) {
 // the PostgreSQL schema is TIMESTAMPTZ, so that comparing one with now() does
 // not depend on the session's TimeZone.
 func TestPostgresTimestampsHaveATimeZone(t *testing.T) {
+	t.Parallel()
 	db := enginetest.Open(t, engine.Postgres)
 	if err := apply(context.Background(), t, db); err != nil {
 		t.Fatal(err)
@@ -584,6 +594,7 @@ func TestPostgresTimestampsHaveATimeZone(t *testing.T) {
 
 // TestReleasedChecksumsNamePackagedFilesOfBothDialects checks the released checksums of both dialects name the reference 0.2.0 files.
 func TestReleasedChecksumsNamePackagedFilesOfBothDialects(t *testing.T) {
+	t.Parallel()
 	var lists [2][]string
 	for i, k := range enginetest.Kinds {
 		eng, err := migrate.EngineStream(k)
@@ -615,6 +626,7 @@ func TestReleasedChecksumsNamePackagedFilesOfBothDialects(t *testing.T) {
 // The migration that brings the reference's 0.2.0 definitions to today's
 // changes nothing on an Engine DB that already has today's.
 func TestReleasedDefinitionsLeaveACurrentEngineDBAsItWas(t *testing.T) {
+	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		withRules(t, db)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestHashVersionRecord(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		s := sqltask.NewEngineState(db, 0, 0)
@@ -44,6 +45,7 @@ func TestHashVersionRecord(t *testing.T) {
 }
 
 func TestCreatedInRunAndWriters(t *testing.T) {
+	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		ctx := context.Background()
 		b := pipelinetest.New(t, db)
@@ -91,6 +93,7 @@ func TestCreatedInRunAndWriters(t *testing.T) {
 }
 
 func TestNamesTarget(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		configured string
 		want       bool

@@ -165,6 +165,7 @@ func TestW21ReplacementSurvivesFaults(t *testing.T) {
 // W20: a failure names its step and target, logs the statement, keeps every
 // target row and leaves no scratch table (a cast error mid-SELECT).
 func TestW20FailureNamesItsStep(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)", "(2, 'b', 2)")
 		task := params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc)
@@ -210,6 +211,7 @@ func (c cancelAt) Handle(_ context.Context, r slog.Record) error {
 // A cancelled attempt stops at its next statement, is not retried, and
 // leaves the target as it was.
 func TestCancelledAttemptStops(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		e.must(params("SQL_ACTION", "SETUP_TABLE", "SETUP_FOR", "APPEND_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc))
@@ -227,6 +229,7 @@ func TestCancelledAttemptStops(t *testing.T) {
 
 // A statement running on PostgreSQL stops when the attempt is cancelled.
 func TestCancelStopsARunningStatement(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, warehouse.Postgres)
 	e.source("(1, 'a', 1)")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -22,6 +22,7 @@ func mergeTask(action string, kv ...string) map[string]string {
 // W12: SCD1_MERGE over three runs: inserts, in-place updates of changed
 // rows (their run ids change), unchanged rows left as they were.
 func TestW12SCD1Merge(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)", "(2, 'b', 2)", "(3, 'c', 3)")
 		e.mergeTarget("SCD1_MERGE")
@@ -41,6 +42,7 @@ func TestW12SCD1Merge(t *testing.T) {
 // W12: PRESERVE_TARGET keeps the target's value where the source's is NULL,
 // and the kept row counts as unchanged afterwards.
 func TestW12PreserveTarget(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)", "(2, 'b', 2)")
 		e.mergeTarget("SCD1_MERGE")
@@ -59,6 +61,7 @@ func TestW12PreserveTarget(t *testing.T) {
 // W13: SCD2_MERGE keeps history: a changed key's active version is closed
 // and a new one inserted; unchanged keys stay.
 func TestW13SCD2Merge(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)", "(2, 'b', 2)")
 		e.mergeTarget("SCD2_MERGE")
@@ -77,6 +80,7 @@ func TestW13SCD2Merge(t *testing.T) {
 // ties under that order are refused, identical duplicates are fine, and NULL
 // keys are refused before anything is written.
 func TestW14MergeKeyGuards(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		e.mergeTarget("SCD1_MERGE")
@@ -116,6 +120,7 @@ func TestW14MergeKeyGuards(t *testing.T) {
 // W15: a new SELECT column is refused unless SCHEMA_EVOLUTION is true, which
 // adds it; a column the SELECT no longer returns is refused.
 func TestW15SchemaDrift(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		e.mergeTarget("SCD1_MERGE")
@@ -148,6 +153,7 @@ func TestW15SchemaDrift(t *testing.T) {
 // returning engine columns is refused for every action that takes one, and
 // so are column names that need quoting.
 func TestW16EngineColumns(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		e.exec("CREATE TABLE staging.plain (id INTEGER, name VARCHAR, amount DECIMAL(10, 2), pipeline_id BIGINT, pipeline_run_id BIGINT, task_run_id BIGINT)")
@@ -180,6 +186,7 @@ func TestW16EngineColumns(t *testing.T) {
 // W17: soft and hard DELETE_ROWS; already soft-deleted rows are left as
 // they are, and a soft-deleted key comes back on the next merge.
 func TestW17DeleteRows(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		for _, action := range []string{"SCD1_MERGE", "SCD2_MERGE"} {
 			e.exec("DROP TABLE IF EXISTS staging.customers")
@@ -222,6 +229,7 @@ func TestW17DeleteRows(t *testing.T) {
 // Merging needs change-hash version 2: a target whose version was cleared
 // is refused until rehash.
 func TestMergeNeedsHashVersion2(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		e.mergeTarget("SCD1_MERGE")
@@ -244,6 +252,7 @@ func TestMergeNeedsHashVersion2(t *testing.T) {
 
 // Float compare columns are refused before anything is written.
 func TestFloatCompareColumnsRefused(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		sel := "SELECT id, CAST(amount AS DOUBLE PRECISION) AS ratio FROM staging.src"
@@ -258,6 +267,7 @@ func TestFloatCompareColumnsRefused(t *testing.T) {
 
 // The same rows merged into DuckDB and PostgreSQL get the same HASH_KEYs.
 func TestHashKeysAgreeAcrossWarehouses(t *testing.T) {
+	t.Parallel()
 	hashes := map[string][]string{}
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		sel := `SELECT 1 AS id, 'é😀' AS name, CAST(12.34 AS DECIMAL(12, 4)) AS amount, false AS ok, DATE '2020-01-02' AS day,

@@ -20,6 +20,7 @@ func (e *env) rehash(target string, dryRun bool) (sqltask.RehashResult, error) {
 // rewrites every HASH_KEY only and records version 2, after which an
 // unchanged merge does nothing.
 func TestW08Rehash(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		e.source("(1, 'a', 1)", "(2, 'b', 2)")
@@ -68,6 +69,7 @@ func TestW08Rehash(t *testing.T) {
 }
 
 func TestRehashRefusals(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		_, err := e.rehash("staging.customers", false)
@@ -123,6 +125,7 @@ func show(ups []sqltask.Upgrade) string {
 // upgrade-targets adds the missing identity columns to the configured
 // targets that exist, nullable, leaving historical rows NULL.
 func TestUpgradeTargets(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		e.exec("CREATE TABLE staging.legacy (id INTEGER, name VARCHAR, amount DECIMAL(10, 2), pipeline_run_id BIGINT, create_date TIMESTAMP WITH TIME ZONE)",

@@ -27,6 +27,7 @@ func wantProblem(t *testing.T, kind string, problems []string, text string) {
 // Each token is substituted when its switch is true, refused otherwise, and
 // left alone inside literals, quoted identifiers, comments and dollar bodies.
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.exec("CREATE TABLE staging.events (pipeline_run_id BIGINT, v VARCHAR)",
 			"INSERT INTO staging.events VALUES (1, 'mine'), (2, 'older')")
@@ -51,6 +52,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestTokenRules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok := func(sql string, kv ...string) {
 		t.Helper()
@@ -79,6 +81,7 @@ func TestTokenRules(t *testing.T) {
 // The SELECT must be one read-only statement; comments and a trailing ;
 // are fine.
 func TestReadOnlyStatement(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := func(sql string) []string {
 		f, _ := check(dir, params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "s.t", "SOURCE_SQL", sql))
@@ -108,6 +111,7 @@ func TestReadOnlyStatement(t *testing.T) {
 
 // SOURCE_SQL_FILE reads a file inside sql_files/ and nothing outside it.
 func TestSourceSQLFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(path, text string) {
 		full := filepath.Join(dir, path)
@@ -142,6 +146,7 @@ func TestSourceSQLFile(t *testing.T) {
 // Check reviews the parameters for validate: unknown ones warn with the
 // nearest names; missing and conflicting ones fail.
 func TestCheckParameters(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f, w := check(dir, params("SQL_ACTION", "SCD1_MERGE", "TARGET_OBJECT", "staging.c", "SOURCE_SQL", "SELECT 1 AS id",
 		"MERGE_KY", "id", "PIPELINE_ID_FILTER", "true", "HARD_DELETE", "true", "RETRIES", "2", "DOCUMENTATION", "x"))
@@ -182,6 +187,7 @@ func TestCheckParameters(t *testing.T) {
 // A problem Check finds stops the run as a SQL guard error, before the
 // warehouse is opened.
 func TestRunRefusesWhatCheckFails(t *testing.T) {
+	t.Parallel()
 	e := &env{t: t, dir: t.TempDir()}
 	task := e.attempt(1, params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "orders", "SOURCE_SQL", "DELETE FROM x"))
 	task.Warehouse = nil
@@ -193,6 +199,7 @@ func TestRunRefusesWhatCheckFails(t *testing.T) {
 // Targets resolve in the warehouse's own database; storage settings and
 // Iceberg are refused on these warehouses.
 func TestTargetNames(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)")
 		w := e.open()

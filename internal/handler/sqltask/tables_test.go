@@ -27,6 +27,7 @@ const selectSrc = "SELECT id, name, amount FROM staging.src"
 // W09: CREATE_TABLE creates the target from the SELECT, appending the
 // identity columns and ROW_ID; a second run replaces it.
 func TestW09CreateTable(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1.5)", "(2, 'b', 2)")
 		task := params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc)
@@ -53,6 +54,7 @@ func TestW09CreateTable(t *testing.T) {
 // W10: OVERWRITE_TABLE needs an existing target and replaces every row,
 // stamping UPDATE_DATE.
 func TestW10OverwriteTable(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1.5)", "(2, 'b', 2)")
 		task := params("SQL_ACTION", "OVERWRITE_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc)
@@ -77,6 +79,7 @@ func TestW10OverwriteTable(t *testing.T) {
 // W11: APPEND_TABLE adds rows with their run ids, CREATE_DATE and
 // continuing ROW_IDs; an extra SELECT column fails at the append.
 func TestW11AppendTable(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1.5)", "(2, 'b', 2)")
 		task := params("SQL_ACTION", "APPEND_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc)
@@ -104,6 +107,7 @@ func TestW11AppendTable(t *testing.T) {
 // An APPEND_TABLE attempt retried in the same task run replaces its own
 // earlier batch: after a failure, and after an attempt whose rows committed.
 func TestAppendRetriedInTheSameTaskRun(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1.5)", "(2, 'b', 2)")
 		e.must(params("SQL_ACTION", "SETUP_TABLE", "SETUP_FOR", "APPEND_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc))
@@ -128,6 +132,7 @@ func TestAppendRetriedInTheSameTaskRun(t *testing.T) {
 // W18: DROP_TABLE drops only what a successful CREATE_TABLE task of this
 // pipeline created in this run; dropping again is fine.
 func TestW18DropTable(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1.5)")
 		create := params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.scratch", "SOURCE_SQL", selectSrc)
@@ -156,6 +161,7 @@ func TestW18DropTable(t *testing.T) {
 // W18: SETUP_TABLE takes the audit columns of the pipeline's real writer,
 // leaves an existing table alone and refuses conflicting writers.
 func TestW18SetupTable(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1.5)")
 		setup := params("SQL_ACTION", "SETUP_TABLE", "TARGET_OBJECT", "staging.customers", "SOURCE_SQL", selectSrc)
@@ -196,6 +202,7 @@ func (e *env) key(table string) string {
 
 // W22: ROW_IDs stay unique when appends to one target run at once.
 func TestW22ConcurrentAppendsKeepRowIDsUnique(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)", "(2, 'b', 2)", "(3, 'c', 3)", "(4, 'd', 4)", "(5, 'e', 5)")
 		e.must(params("SQL_ACTION", "SETUP_TABLE", "SETUP_FOR", "APPEND_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc))
@@ -265,6 +272,7 @@ func (e *env) statements(p map[string]string) (steps string, scratch bool) {
 // its rows in one statement, numbering ROW_ID from 1; APPEND_TABLE inserts
 // straight from the SELECT, staging nothing.
 func TestSelectRowsWrittenOnce(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)", "(2, 'b', 2)", "(3, 'c', 3)", "(4, 'd', 4)", "(5, 'e', 5)")
 		create := params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.orders",
@@ -296,6 +304,7 @@ func TestSelectRowsWrittenOnce(t *testing.T) {
 // replace it with rows computed from the old ones, and APPEND_TABLE adds to
 // it rows computed from the rows it had before this task run.
 func TestSelectReadsItsTarget(t *testing.T) {
+	t.Parallel()
 	eachWarehouse(t, func(t *testing.T, e *env) {
 		e.source("(1, 'a', 1)", "(2, 'b', 2)")
 		e.must(params("SQL_ACTION", "CREATE_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", selectSrc))

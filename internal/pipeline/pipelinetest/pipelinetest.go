@@ -5,6 +5,13 @@ package pipelinetest
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"io"
+	"os"
+	"sync"
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -12,12 +19,113 @@ import (
 	"github.com/etl-craft/etl-craft/internal/migrate"
 )
 
-// DB returns a fresh Engine DB of the dialect with the packaged schema.
+// DB returns a fresh Engine DB of the dialect with the packaged schema. On
+// PostgreSQL it is a copy of a template database that init-db initialized
+// once per test binary, which is faster than initializing each test's own.
 func DB(t testing.TB, kind engine.Kind) *engine.DB {
 	t.Helper()
+	if kind == engine.Postgres {
+		u := enginetest.NewPGDatabaseFrom(t, pgTemplate(t))
+		return enginetest.OpenWith(t, engine.Options{Kind: engine.Postgres, DSN: u, Schema: "public"})
+	}
 	db := enginetest.Open(t, kind)
 	Init(t, db)
 	return db
+}
+
+// template is the name of the initialized PostgreSQL template database, made
+// by the first pgTemplate call of the test binary.
+var template struct {
+	sync.Mutex
+	name string
+}
+
+// pgTemplate returns the name of a PostgreSQL database holding exactly what
+// init-db writes into an empty one. It is named by a digest of the test
+// binary, so it is the same code's template: a rerun of an unchanged test
+// binary against the same server reuses it, and nothing else does. It is
+// built under another name and renamed when complete, so a copy never sees
+// it half made.
+func pgTemplate(t testing.TB) string {
+	t.Helper()
+	template.Lock()
+	defer template.Unlock()
+	if template.name != "" {
+		return template.name
+	}
+	name, err := binaryDigest()
+	if err != nil {
+		t.Fatalf("naming the Engine DB template: %v", err)
+	}
+	name = "etl_craft_template_" + name
+	admin, err := sql.Open("pgx", enginetest.AdminURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if !databaseExists(t, admin, name) {
+		buildTemplate(t, admin, name)
+	}
+	template.name = name
+	return name
+}
+
+// buildTemplate initializes a new database and renames it to name; when
+// another process got there first, its own copy is dropped.
+func buildTemplate(t testing.TB, admin *sql.DB, name string) {
+	t.Helper()
+	b := make([]byte, 6)
+	rand.Read(b)
+	building := "etl_craft_template_build_" + hex.EncodeToString(b)
+	if _, err := admin.Exec("CREATE DATABASE " + building); err != nil {
+		t.Fatalf("creating the Engine DB template: %v", err)
+	}
+	db, err := engine.Open(context.Background(), engine.Options{Kind: engine.Postgres,
+		DSN: enginetest.DatabaseURL(t, enginetest.AdminURL(t), building), Schema: "public"})
+	if err == nil {
+		_, err = (&migrate.Runner{DB: db}).InitDB(context.Background(), false)
+		db.Close()
+	}
+	if err == nil {
+		_, err = admin.Exec("ALTER DATABASE " + building + " RENAME TO " + name)
+		if err != nil && databaseExists(t, admin, name) {
+			err = nil
+		}
+	}
+	if err != nil || databaseExists(t, admin, building) {
+		admin.Exec("DROP DATABASE IF EXISTS " + building + " WITH (FORCE)")
+	}
+	if err != nil {
+		t.Fatalf("building the Engine DB template: %v", err)
+	}
+}
+
+func databaseExists(t testing.TB, admin *sql.DB, name string) bool {
+	t.Helper()
+	var exists bool
+	if err := admin.QueryRow("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		t.Fatalf("looking up database %s: %v", name, err)
+	}
+	return exists
+}
+
+// binaryDigest returns the first 16 hex digits of the SHA-256 of the
+// running test binary.
+func binaryDigest() (string, error) {
+	path, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // Init applies the packaged schema to an empty Engine DB.
