@@ -200,14 +200,15 @@ func Flag(field string) string {
 func Flags(text string) string { return RenderFields(text, Flag) }
 
 // Flagged returns err's message as the command line prints it: the request
-// fields it names (see FieldError) written as their flags.
+// fields it names, in a FieldError or as {field} in any message, written as
+// their flags.
 func Flagged(err error) string {
 	msg := err.Error()
 	var fe *FieldError
-	if !errors.As(err, &fe) {
-		return msg
+	if errors.As(err, &fe) {
+		msg = strings.Replace(msg, fe.Error(), fe.Text, 1)
 	}
-	return strings.Replace(msg, fe.Error(), Flags(fe.Text), 1)
+	return Flags(msg)
 }
 
 // Text returns err's message with the request fields it names kept as

@@ -29,17 +29,17 @@ const (
 	ChoiceLatest   = records.ChoiceLatest
 )
 
-// NewRunSelector checks the --run-id and --run-key flags: a given id must be
+// NewRunSelector checks the run_id and run_key fields of a request: a given id must be
 // positive, a given key must not be blank, and not both may be given. A
 // mistake is a usage error (exit 2).
 func NewRunSelector(idGiven bool, id int64, keyGiven bool, key string) (RunSelector, error) {
 	switch {
 	case idGiven && keyGiven:
-		return RunSelector{}, exit.Errorf(exit.Usage, "--run-id and --run-key select a run each: pass only one")
+		return RunSelector{}, exit.Errorf(exit.Usage, "{run_id} and {run_key} select a run each: pass only one")
 	case idGiven && id <= 0:
-		return RunSelector{}, exit.Errorf(exit.Usage, "--run-id must be a positive PIPELINE_RUN_ID, got %d", id)
+		return RunSelector{}, exit.Errorf(exit.Usage, "{run_id} must be a positive PIPELINE_RUN_ID, got %d", id)
 	case keyGiven && strings.TrimSpace(key) == "":
-		return RunSelector{}, exit.Errorf(exit.Usage, "--run-key must not be blank")
+		return RunSelector{}, exit.Errorf(exit.Usage, "{run_key} must not be blank")
 	}
 	return RunSelector{ID: id, Key: key}, nil
 }

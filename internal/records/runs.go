@@ -83,15 +83,16 @@ type RunSelector struct {
 // run that has not ended is meant.
 func (s RunSelector) IsZero() bool { return s.ID <= 0 && s.Key == "" }
 
-// String describes the selector as its flag, such as "--run-id 7".
+// String describes the selector as its request field, such as "{run_id} 7"
+// (see exit.RequestFields).
 func (s RunSelector) String() string {
 	switch {
 	case s.ID > 0:
-		return "--run-id " + strconv.FormatInt(s.ID, 10)
+		return "{run_id} " + strconv.FormatInt(s.ID, 10)
 	case s.Key != "":
-		return "--run-key " + s.Key
+		return "{run_key} " + s.Key
 	}
-	return "no --run-id or --run-key"
+	return "no {run_id} or {run_key}"
 }
 
 // SelectionError is a run selection that did not find exactly one run. It
@@ -115,21 +116,21 @@ func (e *SelectionError) Error() string {
 	switch {
 	case e.NeverRan:
 		return fmt.Sprintf("run selection matched 0 runs: pipeline %s has no runs yet "+
-			"(`etl-craft run --pipeline_code %s` starts one)", e.Pipeline, e.Pipeline)
+			"(`etl-craft run {pipeline} %s` starts one)", e.Pipeline, e.Pipeline)
 	case n == 0 && e.Selector.IsZero():
 		return fmt.Sprintf("run selection matched 0 runs: pipeline %s has no %s run; "+
-			"an ended run is chosen only by --run-id or --run-key (`etl-craft history --pipeline_code %s` lists them)",
+			"an ended run is chosen only by {run_id} or {run_key} (`etl-craft history {pipeline} %s` lists them)",
 			e.Pipeline, active, e.Pipeline)
 	case n == 0:
 		return fmt.Sprintf("run selection matched 0 runs: pipeline %s has no run with %s "+
-			"(`etl-craft history --pipeline_code %s` lists its runs)", e.Pipeline, e.Selector, e.Pipeline)
+			"(`etl-craft history {pipeline} %s` lists its runs)", e.Pipeline, e.Selector, e.Pipeline)
 	}
 	lines := make([]string, n)
 	for i, r := range e.Candidates {
 		lines[i] = "  " + r.Candidate()
 	}
 	return fmt.Sprintf("run selection matched %d runs: pipeline %s has more than one %s run; "+
-		"choose one with --run-id or --run-key:\n%s", n, e.Pipeline, active, strings.Join(lines, "\n"))
+		"choose one with {run_id} or {run_key}:\n%s", n, e.Pipeline, active, strings.Join(lines, "\n"))
 }
 
 // SelectRun returns the run of the pipeline (its id and code) the selector

@@ -117,7 +117,7 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 		}
 	}
 	if !ended {
-		out.Status, out.Detail = RunInProgress, joinDetail(detail, "the run is still "+RunInProgress+": etl-craft run --pipeline_code "+g.Pipeline.Code+" finishes it")
+		out.Status, out.Detail = RunInProgress, joinDetail(detail, "the run is still "+RunInProgress+": etl-craft run {pipeline} "+g.Pipeline.Code+" finishes it")
 		return out, nil
 	}
 	fin, err := s.refinish(ctx, g, r)

@@ -272,7 +272,7 @@ func (s *Supervisor) runForOrchestrator(ctx context.Context, g *pipeline.Graph, 
 	case r.Status == RunCancelled:
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened", g.Pipeline.Code, r.ID)
 	case runEnded(r.Status):
-		s.log.Warn("the orchestrator ran a task of an ended run: the run is "+RunInProgress+" again until --finalize-only ends it",
+		s.log.Warn("the orchestrator ran a task of an ended run: the run is "+RunInProgress+" again until {finalize_only} ends it",
 			"pipeline_run_id", r.ID, "task", t.Code, "was", r.Status)
 		if err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
 			return reopenRun(ctx, tx, r.ID, t.ID, "the orchestrator ran "+t.Code+" again after the run ended "+r.Status)
@@ -338,7 +338,7 @@ func (s *Supervisor) refinish(ctx context.Context, g *pipeline.Graph, r runRow) 
 	}
 	if len(open) > 0 {
 		s.log.Info("the reopened run stays "+RunInProgress+": tasks have not ended", "pipeline_run_id", r.ID, "tasks", open)
-		out.Detail = fmt.Sprintf("%d task(s) still need to run: %s; etl-craft run --pipeline_code %s runs them",
+		out.Detail = fmt.Sprintf("%d task(s) still need to run: %s; etl-craft run {pipeline} %s runs them",
 			len(open), strings.Join(open, ", "), g.Pipeline.Code)
 		return out, nil
 	}
