@@ -57,7 +57,7 @@ func TestRunSelectorFlagsAreChecked(t *testing.T) {
 		wantCode(t, err, exit.Usage, c.want)
 	}
 	sel, err := inspect.NewRunSelector(true, 7, false, "")
-	if err != nil || sel.ID != 7 || sel.IsZero() || sel.String() != "--run-id 7" {
+	if err != nil || sel.ID != 7 || sel.IsZero() || exit.Flags(sel.String()) != "--run-id 7" {
 		t.Fatalf("--run-id 7: %+v %v", sel, err)
 	}
 	sel, err = inspect.NewRunSelector(false, 0, false, "")
