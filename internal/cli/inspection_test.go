@@ -103,6 +103,15 @@ func newInspectedProject(t *testing.T, kind engine.Kind) *inspectedProject {
 	return ip
 }
 
+// wantList fails the test unless r printed list's table with these rows.
+func wantList(t *testing.T, r result, rows ...string) {
+	t.Helper()
+	want := "PIPELINE_CODE\tPIPELINE_NAME\tREFRESH_TYPE\tRUN_SCHEDULE\tSLA_IN_HOURS\tPAUSED\tNEXT_TICK\n" + strings.Join(rows, "\n") + "\n"
+	if r.stdout != want {
+		t.Fatalf("list:\n%s\nwant:\n%s", r.stdout, want)
+	}
+}
+
 func count64(n int64) *int64 { return &n }
 
 func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
@@ -112,20 +121,16 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 		before := rowCounts(t, ip.db)
 		pause := "paused by alice@test (HUMAN) since 2026-03-01 09:00:00+00:00: warehouse maintenance"
 
-		r := ip.ok("list")
-		want := "PIPELINE_CODE\tPIPELINE_NAME\tREFRESH_TYPE\tRUN_SCHEDULE\tSLA_IN_HOURS\tPAUSED\n" +
-			"NEW\tNEW pipeline\tFULL\t\t\t\n" +
-			"SALES\tSALES pipeline\tINCREMENTAL\t0 6 * * *\t1.5\t" + pause + "\n" +
-			"UP\tUP pipeline\tFULL\t\t\t\n"
-		if r.stdout != want {
-			t.Fatalf("list:\n%s\nwant:\n%s", r.stdout, want)
-		}
+		wantList(t, ip.ok("list"),
+			"NEW\tNEW pipeline\tFULL\t\t\t\tnone",
+			"SALES\tSALES pipeline\tINCREMENTAL\t0 6 * * *\t1.5\t"+pause+"\tnone while paused",
+			"UP\tUP pipeline\tFULL\t\t\t\tnone")
 		if s := schemaOf(t, ip.ok("list", "--format", "json")); s != "etl-craft/pipeline-list/1" {
 			t.Fatalf("list schema %q", s)
 		}
 
-		r = ip.ok("graph", "--pipeline_code", "SALES")
-		want = "Pipeline SALES\nWaves, the order that is always safe:\n  1: extract\n  2: load\n  3: alert\n" +
+		r := ip.ok("graph", "--pipeline_code", "SALES")
+		want := "Pipeline SALES\nWaves, the order that is always safe:\n  1: extract\n  2: load\n  3: alert\n" +
 			"May start before their wave (an ANY or N run condition): alert\n" +
 			"Task dependencies:\n  alert <- load (FAILURE)\n  load <- UP.publish (SUCCESS)\n  load <- extract (SUCCESS)\n" +
 			"Pipeline dependencies:\n  UP (SUCCESS)\n"
@@ -165,7 +170,8 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 			"alert\tNOT RUN\t0\t\t\t\n" +
 			"extract\tSUCCESS\t1\t40\t20\t\n" +
 			"load\tFAILED\t2\t\t60.5\tCatalog Error: Table main.raw does not exist\n" +
-			"blocked by failures: (none)\n"
+			"blocked by failures: (none)\n" +
+			"next tick: none while paused\n"
 		if r.stdout != want {
 			t.Fatalf("status:\n%s\nwant:\n%s", r.stdout, want)
 		}
@@ -217,6 +223,71 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 
 		if after := rowCounts(t, ip.db); !reflect.DeepEqual(before, after) {
 			t.Fatalf("the read-only commands changed row counts:\nbefore %v\nafter  %v", before, after)
+		}
+	})
+}
+
+func TestListAndStatusShowTheNextTick(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, "")
+		yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.write("craft-connector.yml", strings.Replace(string(yml), "  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n", 1))
+		p.ok("init-db")
+		db := p.db()
+		b := pipelinetest.New(t, db)
+		// Start dates in the future make the next ticks the same whatever the time.
+		b.Pipeline("BERLIN", pipeline.Full)
+		b.Exec("UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '30 6 * * *', SCHEDULE_TIMEZONE = 'Europe/Berlin', " +
+			"SCHEDULE_START_DATE = '2100-01-04' WHERE PIPELINE_CODE = 'BERLIN'")
+		b.Pipeline("BROKEN", pipeline.Full)
+		b.Exec("UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 6 * *' WHERE PIPELINE_CODE = 'BROKEN'")
+		b.Pipeline("NEWYORK", pipeline.Full)
+		b.Exec("UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '@daily', SCHEDULE_START_DATE = '2100-07-01' WHERE PIPELINE_CODE = 'NEWYORK'")
+		rec := inspecttest.New(t, db, actor.Actor{Name: "alice@test", Kind: actor.Human})
+		s := time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC)
+		runID := rec.Run(b.PipelineID("BERLIN"), inspecttest.Run{Key: "k1", Status: "SUCCESS", RunDate: "2026-03-01", Start: s, End: s})
+		broken := "invalid: RUN_SCHEDULE '0 6 * *' has 4 fields, not 5"
+
+		wantList(t, p.ok("list"),
+			"BERLIN\tBERLIN pipeline\tFULL\t30 6 * * *\t\t\t2100-01-04 05:30:00+00:00",
+			"BROKEN\tBROKEN pipeline\tFULL\t0 6 * *\t\t\t"+broken,
+			"NEWYORK\tNEWYORK pipeline\tFULL\t@daily\t\t\t2100-07-01 04:00:00+00:00")
+		var list struct {
+			Pipelines []struct {
+				NextTick      *string `json:"next_tick"`
+				ScheduleError *string `json:"schedule_error"`
+			} `json:"pipelines"`
+		}
+		r := p.ok("list", "--format", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list.Pipelines) != 3 ||
+			list.Pipelines[0].NextTick == nil || *list.Pipelines[0].NextTick != "2100-01-04T05:30:00+00:00" ||
+			list.Pipelines[0].ScheduleError != nil || list.Pipelines[1].NextTick != nil ||
+			list.Pipelines[1].ScheduleError == nil || "invalid: "+*list.Pipelines[1].ScheduleError != broken {
+			t.Fatalf("list JSON %v:\n%s", err, r.stdout)
+		}
+
+		r = p.ok("status", "--pipeline_code", "BERLIN")
+		if !strings.HasSuffix(r.stdout, "blocked by failures: (none)\nnext tick: 2100-01-04 05:30:00+00:00\n") {
+			t.Fatalf("status:\n%s", r.stdout)
+		}
+		var st struct {
+			Pipeline struct {
+				NextTick *string `json:"next_tick"`
+			} `json:"pipeline"`
+		}
+		r = p.ok("status", "--pipeline_code", "BERLIN", "--run-id", fmt.Sprint(runID), "--format", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Pipeline.NextTick == nil ||
+			*st.Pipeline.NextTick != "2100-01-04T05:30:00+00:00" {
+			t.Fatalf("status JSON %v:\n%s", err, r.stdout)
+		}
+
+		r = p.run(nil, "validate")
+		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] BROKEN: RUN_SCHEDULE '0 6 * *' has 4 fields, not 5; ") {
+			t.Fatalf("validate exited %d:\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,8 @@ type runScope struct {
 	pipe   *pipelineFlag
 	run    *runFlags
 	format *outputFormat
+	// cfg is the configuration open loaded.
+	cfg *config.Config
 }
 
 // addRunScope gives the command the flags of a run scope.
@@ -46,7 +49,8 @@ func addRunScope(cmd *cobra.Command) *runScope {
 	return &runScope{pipe: addPipelineFlag(cmd, true, "the pipeline to show"), run: addRunFlags(cmd), format: addFormatFlag(cmd)}
 }
 
-// open checks the flags, then opens the Engine DB for reading.
+// open checks the flags, then loads the configuration (kept in s.cfg) and
+// opens the Engine DB for reading.
 func (s *runScope) open(ctx context.Context, a *app) (inspect.RunSelector, *engine.DB, error) {
 	if err := s.pipe.check(); err != nil {
 		return inspect.RunSelector{}, nil, err
@@ -55,7 +59,8 @@ func (s *runScope) open(ctx context.Context, a *app) (inspect.RunSelector, *engi
 	if err != nil {
 		return inspect.RunSelector{}, nil, err
 	}
-	_, db, err := a.openForReading(ctx)
+	cfg, db, err := a.openForReading(ctx)
+	s.cfg = cfg
 	return sel, db, err
 }
 
@@ -63,31 +68,34 @@ func (a *app) listCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the active pipelines",
-		Long: "list prints every active pipeline: its code, name, refresh type, schedule, SLA and,\n" +
-			"when it is paused, who paused it and why. It only reads the Engine DB.",
+		Long: "list prints every active pipeline: its code, name, refresh type, schedule, SLA, who paused\n" +
+			"it and why when it is paused, and its next tick: the first RUN_SCHEDULE tick after now, in\n" +
+			"SCHEDULE_TIMEZONE (else Orchestration.Timezone), not before SCHEDULE_START_DATE; \"none\"\n" +
+			"without a schedule or while paused, \"invalid: <reason>\" for bad schedule settings. The\n" +
+			"ticks are kept by etl-craft server (not in this release yet). It only reads the Engine DB.",
 		Args: cobra.NoArgs,
 	}
 	format := addFormatFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		_, db, err := a.openForReading(cmd.Context())
+		cfg, db, err := a.openForReading(cmd.Context())
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		list, err := inspect.ListPipelines(cmd.Context(), db)
+		list, err := inspect.ListPipelines(cmd.Context(), db, cfg.Orchestration.Location, time.Now())
 		if err != nil {
 			return err
 		}
 		if format.json() {
 			return a.printJSON(list)
 		}
-		t := newTable("PIPELINE_CODE", "PIPELINE_NAME", "REFRESH_TYPE", "RUN_SCHEDULE", "SLA_IN_HOURS", "PAUSED")
+		t := newTable("PIPELINE_CODE", "PIPELINE_NAME", "REFRESH_TYPE", "RUN_SCHEDULE", "SLA_IN_HOURS", "PAUSED", "NEXT_TICK")
 		for _, p := range list.Pipelines {
 			paused := ""
 			if p.Paused != nil {
 				paused = p.Paused.Describe()
 			}
-			t.add(p.PipelineCode, p.PipelineName, p.RefreshType, p.RunSchedule, p.SLAInHours, paused)
+			t.add(p.PipelineCode, p.PipelineName, p.RefreshType, p.RunSchedule, p.SLAInHours, paused, p.DescribeNextTick())
 		}
 		a.printTable(t, "no active pipelines")
 		return nil

@@ -184,7 +184,7 @@ func (a *app) printOperation(s *session, format *outputFormat, c run.Change) err
 		return nil
 	}
 	doc := report.Operation{Schema: report.SchemaOperation, Status: exit.Success.String(), Message: exit.Flags(c.Message), PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
-	list, err := inspect.ListPipelines(s.ctx, s.db)
+	list, err := inspect.ListPipelines(s.ctx, s.db, s.cfg.Orchestration.Location, time.Now())
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (a *app) printOperation(s *session, format *outputFormat, c run.Change) err
 		}
 	}
 	if c.RunID != 0 {
-		st, err := inspect.RunStatus(s.ctx, s.db, c.PipelineCode, inspect.RunSelector{ID: c.RunID}, time.Now())
+		st, err := inspect.RunStatus(s.ctx, s.db, c.PipelineCode, inspect.RunSelector{ID: c.RunID}, s.cfg.Orchestration.Location, time.Now())
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,8 @@ func (a *app) statusCommand() *cobra.Command {
 			"written, duration and first error line (NOT RUN while it has no row), and the tasks that\n" +
 			"can no longer run because upstream tasks failed. Select the run with --run-id or\n" +
 			"--run-key; without either, status shows the pipeline's QUEUED or IN-PROGRESS run, else its\n" +
-			"most recent run, and logs which run it chose.",
+			"most recent run, and logs which run it chose. A last line gives the pipeline's next tick, as\n" +
+			"in list; the ticks are kept by etl-craft server (not in this release yet).",
 		Args: cobra.NoArgs,
 	}
 	scope := addRunScope(cmd)
@@ -28,7 +29,7 @@ func (a *app) statusCommand() *cobra.Command {
 			return err
 		}
 		defer db.Close()
-		st, err := inspect.RunStatus(cmd.Context(), db, scope.pipe.code, sel, time.Now())
+		st, err := inspect.RunStatus(cmd.Context(), db, scope.pipe.code, sel, scope.cfg.Orchestration.Location, time.Now())
 		if err != nil {
 			return err
 		}
@@ -58,6 +59,7 @@ func (a *app) statusCommand() *cobra.Command {
 			blocked = strings.Join(st.BlockedByFailures, ", ")
 		}
 		a.printf("blocked by failures: %s\n", blocked)
+		a.printf("next tick: %s\n", st.Pipeline.DescribeNextTick())
 		return nil
 	}
 	return cmd

@@ -12,8 +12,9 @@ import (
 )
 
 // RunStatus reports the selected run (see ViewRun) of the pipeline and
-// each active task under it. Durations of what has not ended run to now.
-func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelector, now time.Time) (report.Status, error) {
+// each active task under it. Durations of what has not ended run to now;
+// the pipeline's next tick is the first after now (zone as in ListPipelines).
+func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelector, zone *time.Location, now time.Time) (report.Status, error) {
 	g, err := pipeline.Load(ctx, q, code)
 	if err != nil {
 		return report.Status{}, err
@@ -21,7 +22,7 @@ func RunStatus(ctx context.Context, q engine.Querier, code string, sel RunSelect
 	if err := g.Validate(); err != nil {
 		return report.Status{}, err
 	}
-	pv, err := pipelineView(ctx, q, g.Pipeline)
+	pv, err := pipelineView(ctx, q, g.Pipeline, zone, now)
 	if err != nil {
 		return report.Status{}, err
 	}

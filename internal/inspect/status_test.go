@@ -50,7 +50,7 @@ func TestStatusShowsEveryTaskAndWhatFailuresBlock(t *testing.T) {
 		rec.Pause(pid, "warehouse maintenance", t0)
 
 		now := t0.Add(90 * time.Second)
-		st, err := inspect.RunStatus(context.Background(), db, "P", inspect.RunSelector{}, now)
+		st, err := inspect.RunStatus(context.Background(), db, "P", inspect.RunSelector{}, nil, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,11 +87,11 @@ func TestStatusShowsEveryTaskAndWhatFailuresBlock(t *testing.T) {
 
 		// The failure retried and succeeded: nothing is blocked any more.
 		b.Exec("UPDATE AUD_TASK_RUN_LOG SET STATUS = 'SUCCESS', ROWS_WRITTEN = 1 WHERE TASK_ID = $1", tasks["a"])
-		st, err = inspect.RunStatus(context.Background(), db, "P", inspect.RunSelector{ID: run}, now)
+		st, err = inspect.RunStatus(context.Background(), db, "P", inspect.RunSelector{ID: run}, nil, now)
 		if err != nil || len(st.BlockedByFailures) != 0 {
 			t.Fatalf("after the retry: %v %v", st.BlockedByFailures, err)
 		}
-		_, err = inspect.RunStatus(context.Background(), db, "Q", inspect.RunSelector{}, now)
+		_, err = inspect.RunStatus(context.Background(), db, "Q", inspect.RunSelector{}, nil, now)
 		wantCode(t, err, exit.Metadata, `no active pipeline has the code "Q"`)
 	})
 }

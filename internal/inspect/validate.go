@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/handler"
@@ -82,12 +83,19 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (repor
 	return v, nil
 }
 
-// checkPipeline records the graph's problems and those of its pipeline
-// dependencies.
+// checkPipeline records the graph's problems, those of its schedule
+// settings and those of its pipeline dependencies.
 func checkPipeline(v *report.Validation, g *pipeline.Graph, upstreams map[string][]string) {
 	code := g.Pipeline.Code
 	if err := g.Validate(); err != nil {
 		add(v, Fail, code, err.Error())
+	}
+	if g.Pipeline.RunSchedule != "" {
+		// Neither the fallback zone (a checked setting) nor the creation
+		// time changes whether the settings are valid.
+		if _, err := timetable(g.Pipeline, nil, time.Now()); err != nil {
+			add(v, Fail, code, err.Error()+"; etl-craft server gives the pipeline no scheduled runs until it is fixed")
+		}
 	}
 	for _, d := range g.PipelineDeps {
 		if d.Upstream == "" {

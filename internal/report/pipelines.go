@@ -22,7 +22,8 @@ func (p Pause) Describe() string {
 	return fmt.Sprintf("paused by %s since %s: %s", who, p.PausedAt, p.Reason)
 }
 
-// PipelineView is an active pipeline's definition and its open pause.
+// PipelineView is an active pipeline's definition, its open pause and its
+// next schedule tick.
 type PipelineView struct {
 	Schema       string   `json:"schema"`
 	PipelineID   int64    `json:"pipeline_id"`
@@ -32,6 +33,27 @@ type PipelineView struct {
 	RunSchedule  *string  `json:"run_schedule"`
 	SLAInHours   *float64 `json:"sla_in_hours"`
 	Paused       *Pause   `json:"paused"`
+	// NextTick is the first tick of RUN_SCHEDULE after now; nil without a
+	// schedule, while paused, or when the schedule settings are invalid.
+	NextTick *Instant `json:"next_tick"`
+	// ScheduleError says why the schedule settings are invalid; nil when
+	// they are valid or there is no schedule.
+	ScheduleError *string `json:"schedule_error"`
+}
+
+// DescribeNextTick says when the pipeline next ticks: the instant, "none"
+// without a schedule, "none while paused", or "invalid: <reason>".
+func (v PipelineView) DescribeNextTick() string {
+	switch {
+	case v.ScheduleError != nil:
+		return "invalid: " + *v.ScheduleError
+	case v.NextTick != nil:
+		return v.NextTick.String()
+	case v.RunSchedule != nil && v.Paused != nil:
+		return "none while paused"
+	default:
+		return "none"
+	}
 }
 
 // PipelineList is every active pipeline, in code order.
