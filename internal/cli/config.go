@@ -53,6 +53,20 @@ func (f *configDirFlag) path(projectDir string) string {
 	return f.dir
 }
 
+// openConfig opens the Engine DB of a config command, checks that it holds
+// the CFG_ tables, and returns the files' folder. The caller closes s.p.
+func (a *app) openConfig(cmd *cobra.Command, dir *configDirFlag) (*session, string, error) {
+	s, err := a.openSession(cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := configfiles.Ready(s.ctx, s.db); err != nil {
+		s.p.Close()
+		return nil, "", err
+	}
+	return s, dir.path(s.cfg.ProjectDir), nil
+}
+
 func (a *app) configExportCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -66,12 +80,11 @@ func (a *app) configExportCommand() *cobra.Command {
 	force := cmd.Flags().Bool("force", false, "overwrite existing files")
 	format := addFormatFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		s, err := a.openSession(cmd)
+		s, path, err := a.openConfig(cmd, dir)
 		if err != nil {
 			return err
 		}
 		defer s.p.Close()
-		path := dir.path(s.cfg.ProjectDir)
 		out, err := configfiles.Export(s.ctx, s.db, path, *force)
 		if err != nil {
 			return err
@@ -115,7 +128,7 @@ func (a *app) configSyncCommand(apply bool) *cobra.Command {
 	dir := addConfigDirFlag(cmd)
 	format := addFormatFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		s, err := a.openSession(cmd)
+		s, path, err := a.openConfig(cmd, dir)
 		if err != nil {
 			return err
 		}
@@ -123,7 +136,6 @@ func (a *app) configSyncCommand(apply bool) *cobra.Command {
 		if apply {
 			defer a.record(s.ctx, s.db, cmd, "", "")
 		}
-		path := dir.path(s.cfg.ProjectDir)
 		set, err := configfiles.Read(path)
 		if err != nil {
 			return err

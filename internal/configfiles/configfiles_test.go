@@ -2,7 +2,6 @@ package configfiles_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,27 +15,22 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 )
 
-// actionChecker is the SQL handler as validate meets it here: a task
-// without SQL_ACTION fails; validate never runs a task.
-type actionChecker struct{}
-
-func (actionChecker) Run(context.Context, *handler.Task) (handler.Result, error) {
-	return handler.Result{}, errors.New("validate must not run tasks")
+// validation checks tasks with the real SQL handler, which connects to
+// nothing to check parameters.
+func validation(db *engine.DB) inspect.ValidateRequest {
+	return inspect.ValidateRequest{Handlers: handler.Registry{pipeline.HandlerSQL: sqltask.New(db)}}
 }
 
-func (actionChecker) Check(t *handler.Task) (failures, warnings []string) {
-	if t.Params["SQL_ACTION"] == "" {
-		failures = append(failures, "SQL_ACTION is required")
-	}
-	return failures, nil
+// sqlParams are the parameters of a valid SQL task writing main.<target>.
+func sqlParams(target string) map[string]string {
+	return map[string]string{"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "main." + target, "SOURCE_SQL": "SELECT 1 AS id"}
 }
-
-var validation = inspect.ValidateRequest{Handlers: handler.Registry{pipeline.HandlerSQL: actionChecker{}}}
 
 // alice is the actor of every sync.
 func alice(t *testing.T) context.Context {
@@ -53,12 +47,11 @@ func seed(t *testing.T, db *engine.DB) *pipelinetest.Builder {
 	b := pipelinetest.New(t, db)
 	b.Pipeline("SALES", "FULL")
 	b.Pipeline("MART", "FULL")
-	create := map[string]string{"SQL_ACTION": "CREATE_TABLE"}
-	b.Task("SALES", "load", pipeline.HandlerSQL, create)
-	b.Task("SALES", "check", pipeline.HandlerSQL, create)
-	b.Task("SALES", "gone", pipeline.HandlerSQL, create)
+	b.Task("SALES", "load", pipeline.HandlerSQL, sqlParams("load"))
+	b.Task("SALES", "check", pipeline.HandlerSQL, sqlParams("check"))
+	b.Task("SALES", "gone", pipeline.HandlerSQL, sqlParams("gone"))
 	b.Exec("UPDATE CFG_TASKS SET ACTIVE_FLAG = 'N' WHERE TASK_CODE = 'gone'")
-	b.Task("MART", "old", pipeline.HandlerSQL, create)
+	b.Task("MART", "old", pipeline.HandlerSQL, sqlParams("old"))
 	b.Dep("SALES", "check", "SALES", "load", "SUCCESS")
 	b.PipelineDep("MART", "SALES", "SUCCESS")
 	return b
@@ -78,9 +71,9 @@ var edited = map[string]string{
 		"SALES,gone,ETL,SQL,Y\n" +
 		"NEWP,first,ETL,SQL,Y\n",
 	"task_parameters.csv": "PIPELINE_CODE,TASK_CODE,PARAMETER_NAME,PARAMETER_VALUE\n" +
-		"SALES,load,SQL_ACTION,CREATE_TABLE\n" +
-		"SALES,gone,SQL_ACTION,CREATE_TABLE\n" +
-		"NEWP,first,SQL_ACTION,CREATE_TABLE\n" +
+		"SALES,load,SQL_ACTION,CREATE_TABLE\nSALES,load,TARGET_OBJECT,main.load\nSALES,load,SOURCE_SQL,SELECT 1 AS id\n" +
+		"SALES,gone,SQL_ACTION,CREATE_TABLE\nSALES,gone,TARGET_OBJECT,main.gone\nSALES,gone,SOURCE_SQL,SELECT 1 AS id\n" +
+		"NEWP,first,SQL_ACTION,CREATE_TABLE\nNEWP,first,TARGET_OBJECT,main.first\nNEWP,first,SOURCE_SQL,SELECT 1 AS id\n" +
 		"NEWP,first,DOCUMENTATION,\"line one\nline two\"\n",
 	"task_dependencies.csv":     "PIPELINE_CODE,TASK_CODE,DEPENDS_ON_PIPELINE_CODE,DEPENDS_ON_TASK_CODE,DEPENDENCY_TYPE\n",
 	"pipeline_dependencies.csv": "PIPELINE_CODE,DEPENDS_ON_PIPELINE_CODE,DEPENDENCY_TYPE\n",
@@ -97,9 +90,15 @@ var editedChanges = []string{
 	"insert tasks.csv NEWP/first",
 	"retire tasks.csv MART/old",
 	"insert task_parameters.csv NEWP/first/SQL_ACTION",
+	"insert task_parameters.csv NEWP/first/TARGET_OBJECT",
+	"insert task_parameters.csv NEWP/first/SOURCE_SQL",
 	"insert task_parameters.csv NEWP/first/DOCUMENTATION",
 	"retire task_parameters.csv MART/old/SQL_ACTION",
+	"retire task_parameters.csv MART/old/TARGET_OBJECT",
+	"retire task_parameters.csv MART/old/SOURCE_SQL",
 	"retire task_parameters.csv SALES/check/SQL_ACTION",
+	"retire task_parameters.csv SALES/check/TARGET_OBJECT",
+	"retire task_parameters.csv SALES/check/SOURCE_SQL",
 	"retire task_dependencies.csv SALES/check/SALES/load/SUCCESS",
 	"retire pipeline_dependencies.csv MART/SALES/SUCCESS",
 }
@@ -182,7 +181,7 @@ func TestConfigApplyMergesByKey(t *testing.T) {
 		db.QueryRowContext(context.Background(), "SELECT count(*) FROM AUD_METADATA_CHANGES").Scan(&before)
 
 		set := read(t, writeFiles(t, edited))
-		res, err := configfiles.Sync(alice(t), db, set, configfiles.SyncRequest{Apply: true, Validate: validation})
+		res, err := configfiles.Sync(alice(t), db, set, configfiles.SyncRequest{Apply: true, Validate: validation(db)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +246,7 @@ func TestConfigApplyMergesByKey(t *testing.T) {
 		}
 
 		// The same files again change nothing.
-		again, err := configfiles.Sync(alice(t), db, set, configfiles.SyncRequest{Validate: validation})
+		again, err := configfiles.Sync(alice(t), db, set, configfiles.SyncRequest{Validate: validation(db)})
 		if err != nil || len(again.Changes) != 0 {
 			t.Errorf("second plan: %v %q", err, ops(again))
 		}
@@ -259,7 +258,7 @@ func TestConfigPlanShowsAndRollsBack(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		seed(t, db)
 		before := state(t, db)
-		res, err := configfiles.Sync(alice(t), db, read(t, writeFiles(t, edited)), configfiles.SyncRequest{Validate: validation})
+		res, err := configfiles.Sync(alice(t), db, read(t, writeFiles(t, edited)), configfiles.SyncRequest{Validate: validation(db)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +298,7 @@ FROM t WHERE x IS NULL', 'REJECT', 'id', 's.t', 2)`, b.PipelineID("SALES"), b.Ta
 			t.Errorf("export --force: %v", err)
 		}
 		before := state(t, db)
-		res, err := configfiles.Sync(alice(t), db, read(t, dir), configfiles.SyncRequest{Apply: true, Validate: validation})
+		res, err := configfiles.Sync(alice(t), db, read(t, dir), configfiles.SyncRequest{Apply: true, Validate: validation(db)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,7 +347,7 @@ func TestConfigBrokenRowChangesNothing(t *testing.T) {
 			seed(t, db)
 			before := state(t, db)
 			files := broken("tasks.csv", strings.Replace(edited["tasks.csv"], "NEWP,first,ETL,SQL", "NEWP,first,LOAD,SQL", 1))
-			_, err := configfiles.Sync(alice(t), db, read(t, writeFiles(t, files)), configfiles.SyncRequest{Apply: true, Validate: validation})
+			_, err := configfiles.Sync(alice(t), db, read(t, writeFiles(t, files)), configfiles.SyncRequest{Apply: true, Validate: validation(db)})
 			if exit.CodeOf(err) != exit.ConfigFiles || !strings.Contains(err.Error(), "tasks.csv:5:") {
 				t.Errorf("got %v, want exit 25 naming tasks.csv:5", err)
 			}
@@ -369,7 +368,7 @@ func TestConfigValidationFailureRollsBack(t *testing.T) {
 			files[k] = v
 		}
 		files["task_parameters.csv"] = strings.Replace(edited["task_parameters.csv"], "NEWP,first,SQL_ACTION,CREATE_TABLE\n", "", 1)
-		res, err := configfiles.Sync(alice(t), db, read(t, writeFiles(t, files)), configfiles.SyncRequest{Apply: true, Validate: validation})
+		res, err := configfiles.Sync(alice(t), db, read(t, writeFiles(t, files)), configfiles.SyncRequest{Apply: true, Validate: validation(db)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -70,8 +70,13 @@ func joinKey(parts []string) string { return strings.Join(parts, "/") }
 // file:line:column: message.
 type problems []string
 
+// add records a problem; those that concern a whole file (line 0) are written file: message.
 func (p *problems) add(name string, line, column int, format string, args ...any) {
-	*p = append(*p, fmt.Sprintf("%s:%d:%d: %s", name, line, column, fmt.Sprintf(format, args...)))
+	where := name
+	if line > 0 {
+		where = fmt.Sprintf("%s:%d:%d", name, line, column)
+	}
+	*p = append(*p, where+": "+fmt.Sprintf(format, args...))
 }
 
 // err returns the problems as one error with exit status 25, or nil.
