@@ -43,6 +43,7 @@ func (a *app) commands() []*cobra.Command {
 		a.reconcileCommand(),
 		a.rehashCommand(),
 		a.upgradeTargetsCommand(),
+		a.configCommand(),
 		a.pauseCommand(),
 		a.resumeCommand(),
 		a.listCommand(),

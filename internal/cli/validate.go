@@ -5,6 +5,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 func (a *app) validateCommand() *cobra.Command {
@@ -36,11 +37,16 @@ func (a *app) validateCommand() *cobra.Command {
 		if format.json() {
 			return a.printJSON(v)
 		}
-		for _, f := range v.Findings {
-			a.printf("[%-4s] %s: %s\n", f.Status, f.Where, f.Message)
-		}
+		a.printFindings(v)
 		a.printf("checked %d pipeline(s) and %d task(s): %d failed, %d warning(s)\n", v.Pipelines, v.Tasks, v.Failed, v.Warnings)
 		return nil
 	}
 	return cmd
+}
+
+// printFindings writes one [FAIL] or [WARN] line per validation finding.
+func (a *app) printFindings(v report.Validation) {
+	for _, f := range v.Findings {
+		a.printf("[%-4s] %s: %s\n", f.Status, f.Where, f.Message)
+	}
 }

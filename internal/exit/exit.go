@@ -41,6 +41,9 @@ const (
 	Incomplete        Code = 22
 	Waiting           Code = 23
 	ResourceNotFound  Code = 24
+	// ConfigFiles is an unreadable configuration file or a bad row in one
+	// (config plan|apply|export).
+	ConfigFiles Code = 25
 )
 
 var names = map[Code]string{
@@ -52,12 +55,13 @@ var names = map[Code]string{
 	Unexpected: "UNEXPECTED", Cloning: "CLONING", RemoteUnsupported: "REMOTE_UNSUPPORTED",
 	InjectedFault: "INJECTED_FAULT", StaleTransition: "STALE_TRANSITION", SQLGuard: "SQL_GUARD",
 	Incomplete: "INCOMPLETE", Waiting: "WAITING", ResourceNotFound: "RESOURCE_NOT_FOUND",
+	ConfigFiles: "CONFIG_FILES",
 }
 
 // Codes lists every exit code in ascending order.
 func Codes() []Code {
 	out := make([]Code, 0, len(names))
-	for c := Success; c <= ResourceNotFound; c++ {
+	for c := Success; c <= ConfigFiles; c++ {
 		out = append(out, c)
 	}
 	return out

@@ -11,7 +11,7 @@ func TestCodesAreTheReferenceTable(t *testing.T) {
 		"SELF_DEPENDENCY", "DEPENDENCY_CYCLE", "UNKNOWN_TASK", "RUN_STATE", "RUN_REFUSED",
 		"CONNECTION_TEST", "ENGINE_DB", "MIGRATION", "LOCK_TIMEOUT", "HANDLER", "UNEXPECTED",
 		"CLONING", "REMOTE_UNSUPPORTED", "INJECTED_FAULT", "STALE_TRANSITION", "SQL_GUARD",
-		"INCOMPLETE", "WAITING", "RESOURCE_NOT_FOUND"}
+		"INCOMPLETE", "WAITING", "RESOURCE_NOT_FOUND", "CONFIG_FILES"}
 	codes := Codes()
 	if len(codes) != len(want) {
 		t.Fatalf("got %d codes, want %d", len(codes), len(want))
