@@ -138,8 +138,12 @@ func TestGenerateYmlGolden(t *testing.T) {
 		name string
 		gen  func() ([]byte, error)
 	}{
-		{"local", func() ([]byte, error) { return dag.Pipeline(load(t, db, "LOCAL_P"), options(orchestration(config.ModeLocal))) }},
-		{"remote", func() ([]byte, error) { return dag.Pipeline(load(t, db, "REMOTE_P"), options(orchestration(config.ModeRemote))) }},
+		{"local", func() ([]byte, error) {
+			return dag.Pipeline(load(t, db, "LOCAL_P"), options(orchestration(config.ModeLocal)))
+		}},
+		{"remote", func() ([]byte, error) {
+			return dag.Pipeline(load(t, db, "REMOTE_P"), options(orchestration(config.ModeRemote)))
+		}},
 		// With Global_dag the global DAG orders the pipelines: no pipeline sensor.
 		{"remote_global_dag", func() ([]byte, error) { return dag.Pipeline(load(t, db, "DOWN"), options(remoteGlobal)) }},
 		{"global", func() ([]byte, error) {
