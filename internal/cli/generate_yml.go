@@ -75,7 +75,8 @@ func (a *app) generateYmlCommand() *cobra.Command {
 }
 
 // pipelineDAG loads the pipeline's graph (or, for code "", every active
-// pipeline's for the global DAG) and writes its DAG.
+// pipeline's for the global DAG) and writes its DAG. Without Global_dag the
+// global DAG is refused before the Engine DB is opened.
 func (a *app) pipelineDAG(cmd *cobra.Command, cfg *config.Config, opts dag.Options, code string) ([]byte, error) {
 	if code == "" && !cfg.Orchestration.GlobalDAG {
 		return dag.Global(nil, opts)
