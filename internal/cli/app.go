@@ -52,6 +52,7 @@ func (a *app) commands() []*cobra.Command {
 		a.statusCommand(),
 		a.historyCommand(),
 		a.auditCommand(),
+		a.generateYmlCommand(),
 		a.cloneCommand(),
 		a.validateCommand(),
 		a.doctorCommand(),

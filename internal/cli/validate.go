@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/report"
@@ -14,7 +15,8 @@ func (a *app) validateCommand() *cobra.Command {
 		Short: "Check the active pipelines' graphs, dependencies and task parameters",
 		Long: "validate checks every active pipeline (or only --pipeline_code) the way a run would meet it:\n" +
 			"its graph, its pipeline dependencies, HAS_DATA dependencies on tasks that never report rows,\n" +
-			"and each task's parameters through its handler. It prints one [FAIL] or [WARN] line per\n" +
+			"each task's parameters through its handler, and in remote mode every rule the orchestrator\n" +
+			"cannot express (RUN_CONDITION N, HAS_DATA, mixed dependency types). It prints one [FAIL] or [WARN] line per\n" +
 			"finding and a summary, and exits 1 when anything failed. It connects to no warehouse.",
 		Args: cobra.NoArgs,
 	}
@@ -27,7 +29,8 @@ func (a *app) validateCommand() *cobra.Command {
 		}
 		defer p.Close()
 		v, err := inspect.Validate(cmd.Context(), p.DB, inspect.ValidateRequest{
-			PipelineCode: pipe.code, Handlers: p.Handlers, ProjectDir: p.Config.ProjectDir})
+			PipelineCode: pipe.code, Handlers: p.Handlers, ProjectDir: p.Config.ProjectDir,
+			Remote: p.Config.Orchestration.Mode == config.ModeRemote, GlobalDAG: p.Config.Orchestration.GlobalDAG})
 		if err != nil {
 			return err
 		}

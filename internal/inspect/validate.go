@@ -40,14 +40,21 @@ type ValidateRequest struct {
 	Handlers handler.Registry
 	// ProjectDir is the project folder, where handlers find sql_files/.
 	ProjectDir string
+	// Remote is set in remote mode: every rule the orchestrator cannot
+	// express is a failure, one finding per rule naming its task.
+	Remote bool
+	// GlobalDAG is Orchestration.Global_dag, under which mixed
+	// pipeline-dependency types cannot be expressed either.
+	GlobalDAG bool
 }
 
 // Validate checks active pipelines the way a run would meet them, without
 // connecting to a warehouse or running anything: each pipeline's graph (an
 // invalid graph is a finding, not an error), its pipeline dependencies
 // (inactive upstreams, cycles among pipelines), HAS_DATA dependencies on
-// tasks that never report rows, and every task's parameters through its
-// handler's Check. An unknown PipelineCode is a metadata error (exit 4).
+// tasks that never report rows, every task's parameters through its
+// handler's Check, and in remote mode the rules the orchestrator cannot
+// express (pipeline.Graph.RemoteUnsupported). An unknown PipelineCode is a metadata error (exit 4).
 func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (report.Validation, error) {
 	var pipes []pipeline.Pipeline
 	if req.PipelineCode != "" {
@@ -76,6 +83,11 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (repor
 		v.Pipelines++
 		v.Tasks += len(g.Tasks)
 		checkPipeline(&v, g, upstreams)
+		if req.Remote {
+			for _, r := range g.RemoteUnsupported(req.GlobalDAG) {
+				add(&v, Fail, r.Where, "remote mode: "+r.Reason)
+			}
+		}
 		for _, t := range g.Tasks {
 			checkTask(&v, g, t, req)
 		}

@@ -97,3 +97,60 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		wantCode(t, err, exit.Metadata, `no active pipeline has the code "OLD"`)
 	})
 }
+
+func TestValidateRemoteNamesWhatTheOrchestratorCannotExpress(t *testing.T) {
+	t.Parallel()
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		b := pipelinetest.New(t, db)
+		create := map[string]string{"SQL_ACTION": "CREATE_TABLE"}
+		b.Pipeline("UP", pipeline.Full)
+		b.Pipeline("UP2", pipeline.Full)
+		b.Pipeline("P", pipeline.Full)
+		for _, task := range []string{"a", "b", "n", "rows", "mixed", "fine"} {
+			b.Task("P", task, pipeline.HandlerSQL, create)
+		}
+		b.Dep("P", "n", "P", "a", pipeline.Success)
+		b.Dep("P", "n", "P", "b", pipeline.Success)
+		b.Condition("P", "n", pipeline.N, 1)
+		b.Dep("P", "rows", "P", "a", pipeline.HasData)
+		b.Dep("P", "mixed", "P", "a", pipeline.Success)
+		b.Dep("P", "mixed", "P", "b", pipeline.Always)
+		b.Dep("P", "fine", "P", "a", pipeline.Failure)
+		b.PipelineDep("P", "UP", pipeline.Success)
+		b.PipelineDep("P", "UP2", pipeline.Failure)
+
+		ctx := context.Background()
+		req := inspect.ValidateRequest{PipelineCode: "P", Handlers: handler.Registry{pipeline.HandlerSQL: paramChecker{}}}
+		v, err := inspect.Validate(ctx, db, req)
+		if err != nil || v.Failed != 0 {
+			t.Fatalf("local mode: %+v %v", v, err)
+		}
+		req.Remote = true
+		want := []report.Finding{
+			{Status: inspect.Fail, Where: "P.mixed", Message: "remote mode: its dependencies have different types (a: SUCCESS, b: ALWAYS)"},
+			{Status: inspect.Fail, Where: "P.n", Message: "remote mode: RUN_CONDITION = 'N' (RUN_CONDITION_COUNT = 1)"},
+			{Status: inspect.Fail, Where: "P.rows", Message: "remote mode: depends on a with DEPENDENCY_TYPE = 'HAS_DATA'"},
+		}
+		check := func(want []report.Finding) {
+			t.Helper()
+			v, err := inspect.Validate(ctx, db, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(v.Findings) != len(want) || v.Failed != len(want) {
+				t.Fatalf("findings %+v", v.Findings)
+			}
+			for i, f := range v.Findings {
+				if f.Status != want[i].Status || f.Where != want[i].Where || !strings.Contains(f.Message, want[i].Message) ||
+					!strings.Contains(f.Message, "Orchestration.Mode: local") {
+					t.Errorf("finding %d: %+v, want %+v", i, f, want[i])
+				}
+			}
+		}
+		check(want)
+		// With Global_dag, mixed pipeline-dependency types cannot be expressed either.
+		req.GlobalDAG = true
+		check(append(want, report.Finding{Status: inspect.Fail, Where: "P",
+			Message: "remote mode: its dependencies on other pipelines have different types (UP: SUCCESS, UP2: FAILURE) and Global_dag is on"}))
+	})
+}

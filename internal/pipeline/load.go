@@ -13,17 +13,17 @@ import (
 
 const pipelineColumns = `PIPELINE_ID, PIPELINE_CODE, PIPELINE_NAME, DESCRIPTION, RUN_SCHEDULE, SLA_IN_HOURS,
 	REFRESH_TYPE, CAST(PIPELINE_PARAMETERS AS VARCHAR), SCHEDULE_TIMEZONE, CATCHUP, MAX_CATCHUP_RUNS,
-	OVERLAP_POLICY, CAST(SCHEDULE_START_DATE AS VARCHAR)`
+	OVERLAP_POLICY, CAST(SCHEDULE_START_DATE AS VARCHAR), CREATED_BY`
 
 func scanPipeline(s interface{ Scan(...any) error }) (Pipeline, error) {
 	var p Pipeline
-	var desc, sched, params, tz, catchup, overlap, start sql.NullString
+	var desc, sched, params, tz, catchup, overlap, start, by sql.NullString
 	var maxRuns sql.NullInt64
 	err := s.Scan(&p.ID, &p.Code, &p.Name, &desc, &sched, &p.SLAHours, &p.RefreshType, &params, &tz,
-		&catchup, &maxRuns, &overlap, &start)
+		&catchup, &maxRuns, &overlap, &start, &by)
 	p.Description, p.RunSchedule, p.Parameters = desc.String, sched.String, params.String
 	p.ScheduleTimezone, p.Catchup, p.OverlapPolicy = tz.String, catchup.String == "Y", overlap.String
-	p.MaxCatchupRuns, p.ScheduleStartDate = int(maxRuns.Int64), start.String
+	p.MaxCatchupRuns, p.ScheduleStartDate, p.CreatedBy = int(maxRuns.Int64), start.String, by.String
 	return p, err
 }
 

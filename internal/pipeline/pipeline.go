@@ -60,6 +60,8 @@ type Pipeline struct {
 	MaxCatchupRuns    int
 	OverlapPolicy     string
 	ScheduleStartDate string
+	// CreatedBy is the actor who created the row (CREATED_BY).
+	CreatedBy string
 }
 
 // Task is one active task with its parameters and dependencies.

@@ -8,8 +8,6 @@ package run
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -40,10 +38,8 @@ func (s *Supervisor) InitRun(ctx context.Context, req Request) (Outcome, error) 
 	}
 	out := Outcome{PipelineCode: g.Pipeline.Code}
 	if s.opts.Remote {
-		if rules := RemoteUnsupported(g, s.opts.GlobalDAG); len(rules) > 0 {
-			return out, exit.Errorf(exit.RemoteUnsupported,
-				"%s has %d rule(s) the remote orchestrator cannot express, so remote mode cannot apply them: %s",
-				g.Pipeline.Code, len(rules), strings.Join(rules, " | "))
+		if err := g.RemoteRefusal(s.opts.GlobalDAG); err != nil {
+			return out, err
 		}
 	}
 	if paused, err := s.beforeRun(ctx, g, g.Tasks, &out); paused || err != nil {
@@ -142,79 +138,4 @@ func (s *Supervisor) recordOrchestrated(ctx context.Context, g *pipeline.Graph, 
 		return "", err
 	}
 	return NotRunByOrchestrator + ": " + strings.Join(notRun, ", "), nil
-}
-
-// RemoteUnsupported lists the rules of the pipeline an orchestrator cannot
-// express, one line each naming where the rule is, the rule and the remedy:
-// RUN_CONDITION N (a trigger rule waits for all or one of the upstream
-// steps), a HAS_DATA dependency (an orchestrator sees whether a step
-// succeeded, not whether it wrote rows), a task whose dependencies have
-// different types (one trigger rule covers every upstream step; a
-// dependency on another pipeline's task is a sensor, which counts as
-// SUCCESS), and with globalDAG a pipeline whose dependencies on other
-// pipelines have different types.
-func RemoteUnsupported(g *pipeline.Graph, globalDAG bool) []string {
-	const local = "or run the pipeline in local mode (Orchestration.Mode: local), where etl-craft applies it"
-	code := g.Pipeline.Code
-	var out []string
-	for _, t := range g.Tasks {
-		where := code + "." + t.Code
-		if t.RunCondition == pipeline.N {
-			out = append(out, fmt.Sprintf("%s: RUN_CONDITION = 'N' (RUN_CONDITION_COUNT = %d): an orchestrator's trigger rule waits for all or one of the upstream steps; use 'ALL' or 'ANY', %s",
-				where, t.RunConditionCount, local))
-		}
-		kinds := map[string]string{}
-		for _, d := range t.Deps {
-			kind := d.Type
-			if d.Type == pipeline.HasData {
-				out = append(out, fmt.Sprintf("%s: depends on %s with DEPENDENCY_TYPE = 'HAS_DATA': an orchestrator sees whether a step succeeded, not whether it wrote rows; use 'SUCCESS', %s",
-					where, d.Label(), local))
-				kind = pipeline.Success
-			}
-			if d.CrossPipeline {
-				kind = pipeline.Success
-			}
-			kinds[d.Label()] = kind
-		}
-		if distinct(kinds) > 1 {
-			out = append(out, fmt.Sprintf("%s: its dependencies have different types (%s): an orchestrator applies one trigger rule to every upstream step; give them one DEPENDENCY_TYPE or split the task, %s",
-				where, listKinds(kinds), local))
-		}
-	}
-	kinds := map[string]string{}
-	for _, d := range g.PipelineDeps {
-		if d.Type == pipeline.HasData {
-			out = append(out, fmt.Sprintf("%s: depends on pipeline %s with DEPENDENCY_TYPE = 'HAS_DATA': an orchestrator sees whether a DAG run succeeded, not whether it wrote rows; use 'SUCCESS', %s",
-				code, d.Upstream, local))
-			continue
-		}
-		kinds[d.Upstream] = d.Type
-	}
-	if globalDAG && distinct(kinds) > 1 {
-		out = append(out, fmt.Sprintf("%s: its dependencies on other pipelines have different types (%s) and Global_dag is on: the global DAG applies one trigger rule to every upstream pipeline; give them one DEPENDENCY_TYPE or turn Global_dag off, %s",
-			code, listKinds(kinds), local))
-	}
-	return out
-}
-
-// distinct counts the different values of the map.
-func distinct(m map[string]string) int {
-	seen := map[string]bool{}
-	for _, v := range m {
-		seen[v] = true
-	}
-	return len(seen)
-}
-
-// listKinds writes "upstream: TYPE" pairs in upstream order.
-func listKinds(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
-		keys[i] = k + ": " + m[k]
-	}
-	return strings.Join(keys, ", ")
 }
