@@ -11,7 +11,6 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
-	"github.com/etl-craft/etl-craft/internal/sqlscan"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -26,22 +25,22 @@ const keysPerQuery = 500
 
 // checker runs one rule's queries against its target.
 type checker struct {
-	w       warehouse.Warehouse
-	t       *handler.Task
-	log     *slog.Logger
-	r       rule
-	table   string // the quoted target
-	key     string // CAST(t.<key> AS VARCHAR)
-	runCol  string // the quoted PIPELINE_RUN_ID column, "" when the target has none
-	active  string // the quoted ACTIVE_FLAG column, "" when the target has none
-	ruleSQL []sqlscan.Token
+	w      warehouse.Warehouse
+	t      *handler.Task
+	log    *slog.Logger
+	r      rule
+	table  string // the quoted target
+	key    string // CAST(t.<key> AS VARCHAR)
+	runCol string // the quoted PIPELINE_RUN_ID column, "" when the target has none
+	active string // the quoted ACTIVE_FLAG column, "" when the target has none
+	stmt   ruleSQL
 }
 
 // newChecker reads the rule's statement and the target's columns.
 func newChecker(ctx context.Context, w warehouse.Warehouse, t *handler.Task, log *slog.Logger, r rule) (*checker, error) {
-	toks, err := statement(r)
-	if err != nil {
-		return nil, err
+	stmt, problems := readSQL(r)
+	if len(problems) > 0 {
+		return nil, exit.Errorf(exit.Metadata, "%s", strings.Join(problems, "; "))
 	}
 	tbl, _, err := sqltask.ParseTarget(w, r.target)
 	if err != nil {
@@ -66,20 +65,7 @@ func newChecker(ctx context.Context, w warehouse.Warehouse, t *handler.Task, log
 		return nil, exit.Errorf(exit.Metadata, "business rule %s: the TARGET_TABLE %s has no column %s (BUSINESS_RULE_KEY_COLUMN)", r.name, r.target, r.key)
 	}
 	return &checker{w: w, t: t, log: log, r: r, table: warehouse.Qualify(w, tbl), key: "CAST(t." + key + " AS VARCHAR)",
-		runCol: find(colPipelineRunID), active: find(colActiveFlag), ruleSQL: toks}, nil
-}
-
-// statement returns the tokens of the rule's one statement, without its ;.
-func statement(r rule) ([]sqlscan.Token, error) {
-	stmts := sqlscan.Split(r.sql, sqlscan.Postgres)
-	switch len(stmts) {
-	case 0:
-		return nil, exit.Errorf(exit.Metadata, "business rule %s: BUSINESS_RULE_SQL holds no statement: write one correlated SELECT on the target row t", r.name)
-	case 1:
-		return sqlscan.Scan(stmts[0].Text, sqlscan.Postgres), nil
-	}
-	return nil, exit.Errorf(exit.Metadata, "business rule %s: BUSINESS_RULE_SQL holds %d statements (the second starts on line %d): write one correlated SELECT on the target row t",
-		r.name, len(stmts), stmts[1].Line)
+		runCol: find(colPipelineRunID), active: find(colActiveFlag), stmt: stmt}, nil
 }
 
 // breaking returns the keys that break the rule: among the rows in scope
@@ -124,11 +110,7 @@ func (c *checker) collect(ctx context.Context, tx warehouse.Tx, b *warehouse.Bin
 	if c.active != "" {
 		conds = append(conds, "t."+c.active+" = 'Y'")
 	}
-	body, err := c.bound(b)
-	if err != nil {
-		return err
-	}
-	conds = append(conds, "EXISTS (\n"+body+"\n)")
+	conds = append(conds, "EXISTS (\n"+c.stmt.bound(b, c.t)+"\n)")
 	q := "SELECT DISTINCT " + c.key + " FROM " + c.table + " AS t\nWHERE " + strings.Join(conds, "\n  AND ")
 	c.log.Debug("running a statement", "rule", c.r.name, "statement", q)
 	rows, err := tx.Query(ctx, q, b.Args...)
@@ -158,51 +140,4 @@ func (c *checker) failed(ctx context.Context, err error) error {
 		err = fmt.Errorf("%w (%v)", context.Cause(ctx), err)
 	}
 	return exit.Wrap(exit.Handler, err, "business rule %s failed on %s", c.r.name, c.r.target)
-}
-
-// param is a bind parameter a rule's SQL may use, with the placeholder of
-// its value.
-type param struct {
-	name  string
-	value func(b *warehouse.Binder, t *handler.Task) string
-}
-
-// params are the bind parameters a rule's SQL may use.
-var params = []param{
-	{"pipeline_id", func(b *warehouse.Binder, t *handler.Task) string { return b.BigInt(t.PipelineID) }},
-	{"pipeline_run_id", func(b *warehouse.Binder, t *handler.Task) string { return b.BigInt(t.PipelineRunID) }},
-	{"task_run_id", func(b *warehouse.Binder, t *handler.Task) string { return b.BigInt(t.TaskRunID) }},
-	{"run_date", func(b *warehouse.Binder, t *handler.Task) string {
-		return "CAST(" + b.Text(t.RunDate.UTC().Format("2006-01-02")) + " AS DATE)"
-	}},
-}
-
-// bound returns the rule's SQL with its :name parameters replaced by the
-// warehouse's placeholders, their values bound in b. A colon that is part
-// of a :: cast or not followed by a name is left as it is.
-func (c *checker) bound(b *warehouse.Binder) (string, error) {
-	var s strings.Builder
-	toks := c.ruleSQL
-	for i := 0; i < len(toks); i++ {
-		tk := toks[i]
-		isParam := tk.Kind == sqlscan.Symbol && tk.Text == ":" && i+1 < len(toks) && toks[i+1].Kind == sqlscan.Word &&
-			(i == 0 || toks[i-1].Text != ":")
-		if !isParam {
-			s.WriteString(tk.Text)
-			continue
-		}
-		name := strings.ToLower(toks[i+1].Text)
-		j := slices.IndexFunc(params, func(p param) bool { return p.name == name })
-		if j < 0 {
-			known := make([]string, len(params))
-			for n, p := range params {
-				known[n] = ":" + p.name
-			}
-			return "", exit.Errorf(exit.Metadata, "business rule %s: BUSINESS_RULE_SQL line %d uses :%s, which is not a bind parameter etl-craft knows (parameters: %s)",
-				c.r.name, tk.Line, toks[i+1].Text, strings.Join(known, ", "))
-		}
-		s.WriteString(params[j].value(b, c.t))
-		i++
-	}
-	return s.String(), nil
 }

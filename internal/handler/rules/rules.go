@@ -55,9 +55,11 @@ type rulesHandler struct {
 	maxParallel int
 }
 
-// Check reviews a rules task's parameters for validate: the handler reads
-// none besides those every task may set.
-func (rulesHandler) Check(t *handler.Task) (failures, warnings []string) {
+// Check reviews a rules task for validate: its parameters (it reads none
+// besides those every task may set) and, when the handler has an Engine DB,
+// its active rules' SQL and key column, without connecting to the
+// warehouse.
+func (h rulesHandler) Check(t *handler.Task) (failures, warnings []string) {
 	names := make([]string, 0, len(t.Params))
 	for name := range t.Params {
 		if !slices.Contains(taskParameters, name) {
@@ -68,8 +70,30 @@ func (rulesHandler) Check(t *handler.Task) (failures, warnings []string) {
 	for _, name := range names {
 		warnings = append(warnings, fmt.Sprintf("%s is not a parameter BUSINESS_RULES tasks read: their rules are the CFG_BUSINESS_RULES rows of the task", name))
 	}
-	return nil, warnings
+	if h.db == nil {
+		return nil, warnings
+	}
+	all, err := taskRules(context.Background(), h.db, t.PipelineID, t.TaskCode)
+	if err != nil {
+		return []string{err.Error()}, warnings
+	}
+	if len(all) == 0 {
+		warnings = append(warnings, noRules)
+	}
+	for _, wave := range wavesOf(all) {
+		for _, r := range wave {
+			_, problems := readSQL(r)
+			failures = append(failures, problems...)
+			if strings.TrimSpace(r.key) == "" {
+				failures = append(failures, "business rule "+r.name+": BUSINESS_RULE_KEY_COLUMN is empty: name the target's key column")
+			}
+		}
+	}
+	return failures, warnings
 }
+
+// noRules is the warning about a rules task without active rules.
+const noRules = "the task has no active business rules: add CFG_BUSINESS_RULES rows for it"
 
 // taskParameters are read for every task by the run engine and the catalog.
 var taskParameters = []string{"TASK_TIMEOUT_SECONDS", "RETRIES", "RETRY_DELAY_SECONDS", "RETRY_BACKOFF", "DOCUMENTATION", "SOURCE_OBJECT", "TARGET_OBJECT"}
@@ -89,7 +113,7 @@ func (h rulesHandler) Run(ctx context.Context, t *handler.Task) (handler.Result,
 		return handler.Result{}, err
 	}
 	if len(all) == 0 {
-		log.Warn("the task has no active business rules: add CFG_BUSINESS_RULES rows for it")
+		log.Warn(noRules)
 	}
 	w, release, err := t.Warehouse(ctx)
 	if err != nil {
@@ -256,12 +280,13 @@ func (t *tally) add(flagged, cleared int64, skipped bool) {
 }
 
 // result reports the counts: flagged keys as inserts, cleared ones as
-// updates.
+// updates. A rules task writes no warehouse rows: its ROWS_WRITTEN is 0, so
+// validate refuses HAS_DATA dependencies on it.
 func (t *tally) result() handler.Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return handler.Result{
-		InsertCount: handler.Int(t.flagged), UpdateCount: handler.Int(t.cleared), RowsWritten: handler.Int(t.flagged + t.cleared),
+		InsertCount: handler.Int(t.flagged), UpdateCount: handler.Int(t.cleared), RowsWritten: handler.Int(0),
 		Reported: []handler.Reported{
 			{Name: "RULES_CHECKED", Value: strconv.FormatInt(t.checked, 10)},
 			{Name: "RULES_ALREADY_SUCCEEDED", Value: strconv.FormatInt(t.skipped, 10)},

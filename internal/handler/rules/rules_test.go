@@ -2,10 +2,15 @@ package rules_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/rules"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -19,7 +24,7 @@ func TestFlagAndClear(t *testing.T) {
 		e.rule("other_run", 1, "REPORT", "SELECT 1 WHERE t.pipeline_run_id::BIGINT <> :pipeline_run_id")
 		r1, tr1 := e.newRun()
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, 10, %d), (2, -1, %d), (3, -3, %d)", r1, r1, r1))
-		e.must(r1, tr1, false, "insert=2 update=0 written=2 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r1, tr1, false, "insert=2 update=0 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 2 REJECT", "negative 3 REJECT")
 		if got := e.runLog(tr1); got != "negative SUCCESS, other_run SUCCESS" {
 			t.Fatalf("run log %s", got)
@@ -30,7 +35,7 @@ func TestFlagAndClear(t *testing.T) {
 		e.exec(fmt.Sprintf("UPDATE staging.orders SET amount = 5, pipeline_run_id = %d WHERE id = 2", r2),
 			"DELETE FROM staging.orders WHERE id = 3",
 			fmt.Sprintf("INSERT INTO staging.orders VALUES (4, -4, %d)", r2))
-		e.must(r2, tr2, false, "insert=1 update=2 written=3 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r2, tr2, false, "insert=1 update=2 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 4 REJECT")
 		e.wantCleared("negative 2", "negative 3")
 		// Each flag names the rule's run that raised it and its target.
@@ -49,10 +54,10 @@ func TestStandingFlagRecheck(t *testing.T) {
 		e.rule("negative", 1, "INCOMPLETE", negative)
 		r1, tr1 := e.newRun()
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, -1, %d), (2, -2, %d)", r1, r1))
-		e.must(r1, tr1, false, "insert=2 update=0 written=2 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r1, tr1, false, "insert=2 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.exec("UPDATE staging.orders SET amount = 1 WHERE id = 1")
 		r2, tr2 := e.newRun()
-		e.must(r2, tr2, false, "insert=0 update=1 written=1 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r2, tr2, false, "insert=0 update=1 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 2 INCOMPLETE")
 		e.wantCleared("negative 1")
 	})
@@ -68,7 +73,7 @@ func TestForceChecksTheWholeTable(t *testing.T) {
 		e.must(r2, tr2, false, "insert=0 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags()
 		r3, tr3 := e.newRun()
-		e.must(r3, tr3, true, "insert=1 update=0 written=1 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r3, tr3, true, "insert=1 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 1 REJECT")
 	})
 }
@@ -81,13 +86,13 @@ func TestActiveVersionsOnly(t *testing.T) {
 		e.rule("negative", 1, "REJECT", negative)
 		r1, tr1 := e.newRun()
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, -1, %d, 'N'), (1, 1, %d, 'Y'), (2, -2, %d, 'Y')", r1, r1, r1))
-		e.must(r1, tr1, false, "insert=1 update=0 written=1 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r1, tr1, false, "insert=1 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 2 REJECT")
 		// Run 2 closes 2's breaking version and writes a passing one.
 		r2, tr2 := e.newRun()
 		e.exec("UPDATE staging.orders SET active_flag = 'N' WHERE id = 2",
 			fmt.Sprintf("INSERT INTO staging.orders VALUES (2, 2, %d, 'Y')", r2))
-		e.must(r2, tr2, false, "insert=0 update=1 written=1 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r2, tr2, false, "insert=0 update=1 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags()
 		e.wantCleared("negative 2")
 	})
@@ -106,7 +111,7 @@ func TestWavesFailureAndReruns(t *testing.T) {
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, -1, %d), (2, 200, %d)", r1, r1))
 		res, err := e.attempt(r1, tr1, false, 4)
 		wantCode(t, err, exit.Handler, "business rule b_broken failed on staging.orders")
-		if got := counts(res); got != "insert=1 update=0 written=1 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0" {
+		if got := counts(res); got != "insert=1 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0" {
 			t.Fatalf("counts %s", got)
 		}
 		if got := e.runLog(tr1); got != "a_negative SUCCESS, b_broken FAILED, c_large SKIPPED" {
@@ -116,7 +121,7 @@ func TestWavesFailureAndReruns(t *testing.T) {
 
 		// The rule is fixed; the next attempt skips a_negative.
 		e.b.Exec("UPDATE CFG_BUSINESS_RULES SET BUSINESS_RULE_SQL = 'SELECT 1 WHERE t.amount = 0' WHERE BUSINESS_RULE_NAME = 'b_broken'")
-		e.must(r1, tr1, false, "insert=1 update=0 written=1 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=1")
+		e.must(r1, tr1, false, "insert=1 update=0 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=1")
 		if got := e.runLog(tr1); got != "a_negative SUCCESS, b_broken SUCCESS, c_large SUCCESS" {
 			t.Fatalf("run log %s", got)
 		}
@@ -133,7 +138,7 @@ WHERE l.TASK_RUN_ID = $1 AND r.SEQUENCE_NUMBER = 2
 
 		// A forced attempt (--rerun) checks every rule again; nothing changed.
 		e.exec("UPDATE staging.orders SET amount = 1 WHERE id = 1")
-		e.must(r1, tr1, true, "insert=0 update=1 written=1 RULES_CHECKED=3 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r1, tr1, true, "insert=0 update=1 written=0 RULES_CHECKED=3 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("c_large 2 REPORT")
 		if n := e.query("SELECT COUNT(*) FROM AUD_BUSINESS_RULES_RUN_LOG WHERE TASK_RUN_ID = $1", tr1); n[0] != "3" {
 			t.Fatalf("%s run rows, want one per rule", n[0])
@@ -183,5 +188,38 @@ func TestRuleProblems(t *testing.T) {
 		e.b.Exec("UPDATE CFG_BUSINESS_RULES SET BUSINESS_RULE_SQL = $1, BUSINESS_RULE_KEY_COLUMN = 'order_id'", negative)
 		_, err = e.attempt(r1, tr1, false, 2)
 		wantCode(t, err, exit.Metadata, "has no column order_id (BUSINESS_RULE_KEY_COLUMN)")
+	})
+}
+
+// validate's Check reports the rules whose SQL cannot run: several
+// statements, an open literal, an unknown bind parameter; and a task
+// without rules or with parameters it does not read.
+func TestCheck(t *testing.T) {
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		b := pipelinetest.New(t, db)
+		pipe := b.Pipeline("P", "FULL")
+		params := map[string]string{"SQL_ACTION": "CREATE_TABLE", "RETRIES": "1"}
+		task := b.Task("P", "check", pipeline.HandlerBusinessRules, params)
+		h := rules.New(db, 2)
+		check := func() string {
+			failures, warnings := h.Check(&handler.Task{PipelineID: pipe, PipelineCode: "P", TaskCode: "check", Params: params})
+			return strings.Join(append(failures, warnings...), "\n")
+		}
+		if got, want := check(), "SQL_ACTION is not a parameter BUSINESS_RULES tasks read: their rules are the CFG_BUSINESS_RULES rows of the task\n"+
+			"the task has no active business rules: add CFG_BUSINESS_RULES rows for it"; got != want {
+			t.Fatalf("Check:\n%s\nwant\n%s", got, want)
+		}
+		for i, sql := range []string{negative + ";", "SELECT 1;\nSELECT 2", "SELECT 1 WHERE t.name = 'x", "SELECT 1\nWHERE t.id = :order_id AND t.run::BIGINT = :pipeline_run_id"} {
+			b.Exec(`INSERT INTO CFG_BUSINESS_RULES (BUSINESS_RULE_NAME, PIPELINE_ID, TASK_ID, BUSINESS_RULE_SQL, BUSINESS_RULE_TYPE,
+  BUSINESS_RULE_KEY_COLUMN, TARGET_TABLE, SEQUENCE_NUMBER) VALUES ($1, $2, $3, $4, 'REJECT', 'id', 'staging.orders', 1)`,
+				fmt.Sprintf("r%d", i), pipe, task, sql)
+		}
+		want := "business rule r1: BUSINESS_RULE_SQL holds 2 statements (the second starts on line 2): write one correlated SELECT on the target row t\n" +
+			"business rule r2: BUSINESS_RULE_SQL leaves a string literal open\n" +
+			"business rule r3: BUSINESS_RULE_SQL line 2 uses :order_id, which is not a bind parameter etl-craft knows (parameters: :pipeline_id, :pipeline_run_id, :task_run_id, :run_date)\n" +
+			"SQL_ACTION is not a parameter BUSINESS_RULES tasks read: their rules are the CFG_BUSINESS_RULES rows of the task"
+		if got := check(); got != want {
+			t.Fatalf("Check:\n%s\nwant\n%s", got, want)
+		}
 	})
 }

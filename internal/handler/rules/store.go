@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -36,24 +37,36 @@ type store struct {
 
 // rules returns the active rules of the task run's task.
 func (s store) rules(ctx context.Context) ([]rule, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.BUSINESS_RULE_ID, r.BUSINESS_RULE_NAME, r.BUSINESS_RULE_SQL, r.BUSINESS_RULE_TYPE,
+	return readRules(ctx, s.db, fmt.Sprintf("task_run_id=%d", s.taskRunID),
+		"JOIN AUD_TASK_RUN_LOG tr ON tr.TASK_ID = r.TASK_ID WHERE tr.TASK_RUN_ID = $1", s.taskRunID)
+}
+
+// taskRules returns the active rules of a pipeline's active task.
+func taskRules(ctx context.Context, db *engine.DB, pipelineID int64, taskCode string) ([]rule, error) {
+	return readRules(ctx, db, "task "+taskCode,
+		"JOIN CFG_TASKS t ON t.TASK_ID = r.TASK_ID AND t.ACTIVE_FLAG = 'Y' WHERE t.PIPELINE_ID = $1 AND t.TASK_CODE = $2", pipelineID, taskCode)
+}
+
+// readRules reads the active rules the join and condition select; of
+// names them in errors.
+func readRules(ctx context.Context, db *engine.DB, of, joinWhere string, args ...any) ([]rule, error) {
+	rows, err := db.QueryContext(ctx, `SELECT r.BUSINESS_RULE_ID, r.BUSINESS_RULE_NAME, r.BUSINESS_RULE_SQL, r.BUSINESS_RULE_TYPE,
   r.BUSINESS_RULE_KEY_COLUMN, r.TARGET_TABLE, r.SEQUENCE_NUMBER
 FROM CFG_BUSINESS_RULES r
-JOIN AUD_TASK_RUN_LOG tr ON tr.TASK_ID = r.TASK_ID
-WHERE tr.TASK_RUN_ID = $1 AND r.ACTIVE_FLAG = 'Y'`, s.taskRunID)
+`+joinWhere+` AND r.ACTIVE_FLAG = 'Y'`, args...)
 	if err != nil {
-		return nil, exit.Wrap(exit.EngineDB, err, "could not read the business rules of task_run_id=%d", s.taskRunID)
+		return nil, exit.Wrap(exit.EngineDB, err, "could not read the business rules of %s", of)
 	}
 	defer rows.Close()
 	var out []rule
 	for rows.Next() {
 		var r rule
 		if err := rows.Scan(&r.id, &r.name, &r.sql, &r.typ, &r.key, &r.target, &r.seq); err != nil {
-			return nil, exit.Wrap(exit.EngineDB, err, "could not read the business rules of task_run_id=%d", s.taskRunID)
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read the business rules of %s", of)
 		}
 		out = append(out, r)
 	}
-	return out, exit.Wrap(exit.EngineDB, rows.Err(), "could not read the business rules of task_run_id=%d", s.taskRunID)
+	return out, exit.Wrap(exit.EngineDB, rows.Err(), "could not read the business rules of %s", of)
 }
 
 // ruleRun is a rule's AUD_BUSINESS_RULES_RUN_LOG row of this task run; id 0
