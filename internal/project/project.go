@@ -20,6 +20,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/rules"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
@@ -112,7 +113,7 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 			return nil, err
 		}
 	}
-	p := &Project{Config: cfg, DB: db, Handlers: handlers(db), set: set}
+	p := &Project{Config: cfg, DB: db, Handlers: handlers(db, cfg.Orchestration.MaxParallelTasks), set: set}
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
 		p.Warehouse = pool.New(db, *wopts)
 		// Every run's connection test checks the schema a clone writes into.
@@ -138,8 +139,8 @@ func existing(o engine.Options) error {
 // handlers are the task handlers of this build, by HANDLER value, each
 // built with what it needs: run performs attempts with them and validate
 // checks parameters with them.
-func handlers(db *engine.DB) handler.Registry {
-	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db)}
+func handlers(db *engine.DB, maxParallel int) handler.Registry {
+	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db), pipeline.HandlerBusinessRules: rules.New(db, maxParallel)}
 }
 
 // Close closes the warehouse, when it is open, and the Engine DB.

@@ -119,3 +119,51 @@ func mirroredRuns(t *testing.T, p *project.Project) string {
 	t.Helper()
 	return pooltest.Value(t, p.Warehouse, `SELECT COUNT(*) FROM main."AUD_PIPELINES_RUN_LOG"`)
 }
+
+// The opened project runs BUSINESS_RULES tasks: the example migration of
+// docs/business-rules.md adds a rules task to the quickstart pipeline, and a
+// run flags the order its rules find.
+func TestOpenRunsBusinessRules(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "business-rules.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "```sql\n-- migrations/0002_check_orders.sql\n"
+	i := strings.Index(string(doc), start)
+	if i < 0 {
+		t.Fatal("docs/business-rules.md has no example migration 0002_check_orders.sql")
+	}
+	example := string(doc)[i+len(start):]
+	example = example[:strings.Index(example, "```")]
+	cfg := quickstartConfig(t)
+	dir, _ := cfg.MigrationsDir("")
+	if err := os.WriteFile(filepath.Join(dir, "0002_check_orders.sql"), []byte(example), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := acting()
+	p, err := project.Open(ctx, cfg, project.WithoutCloneHook())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := (&migrate.Runner{DB: p.DB, ProjectDir: dir}).Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Supervisor().RunPipeline(ctx, run.Request{PipelineCode: quickstart.Pipeline})
+	if err != nil || out.Status != run.RunSuccess {
+		t.Fatalf("%q %v", out.String(), err)
+	}
+	var flags string
+	err = p.DB.QueryRowContext(ctx, `SELECT r.BUSINESS_RULE_NAME || ' ' || s.BUSINESS_RULE_KEY || ' ' || s.STATUS
+FROM AUD_BUSINESS_RULES_RESULTS s JOIN CFG_BUSINESS_RULES r ON r.BUSINESS_RULE_ID = s.BUSINESS_RULE_ID
+WHERE s.ACTIVE_FLAG = 'Y'`).Scan(&flags)
+	if err != nil || flags != "large_order 103 REPORT" {
+		t.Fatalf("flags %q (%v), want large_order 103 REPORT", flags, err)
+	}
+	var counts string
+	err = p.DB.QueryRowContext(ctx, `SELECT tr.STATUS || ' ' || tr.INSERT_COUNT || ' ' || tr.UPDATE_COUNT FROM AUD_TASK_RUN_LOG tr
+JOIN CFG_TASKS t ON t.TASK_ID = tr.TASK_ID WHERE t.TASK_CODE = 'check_orders'`).Scan(&counts)
+	if err != nil || counts != "SUCCESS 1 0" {
+		t.Fatalf("check_orders: %q (%v), want SUCCESS 1 0", counts, err)
+	}
+}

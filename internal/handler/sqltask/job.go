@@ -292,29 +292,16 @@ func (j *job) stage(ctx context.Context, shapeOnly bool) (warehouse.Table, []war
 	return st, cols, nil
 }
 
-// binder collects the bound values of one statement, numbering its
-// placeholders in the order they are written.
-type binder struct {
-	d    warehouse.Dialect
-	args []any
-}
-
-// bigint binds v and returns its placeholder, cast to BIGINT.
-func (b *binder) bigint(v int64) string {
-	b.args = append(b.args, v)
-	return "CAST(" + b.d.Placeholder(len(b.args), warehouse.BigInt) + " AS BIGINT)"
-}
-
 // stamp returns the value an engine column takes on the rows an action
 // writes; hash is the HASH_KEY expression of merges.
-func (j *job) stamp(b *binder, col, hash string) string {
+func (j *job) stamp(b *warehouse.Binder, col, hash string) string {
 	switch col {
 	case colPipelineID:
-		return b.bigint(j.t.PipelineID)
+		return b.BigInt(j.t.PipelineID)
 	case colPipelineRunID:
-		return b.bigint(j.t.PipelineRunID)
+		return b.BigInt(j.t.PipelineRunID)
 	case colTaskRunID:
-		return b.bigint(j.t.TaskRunID)
+		return b.BigInt(j.t.TaskRunID)
 	case colCreateDate, colUpdateDate:
 		return "CURRENT_TIMESTAMP"
 	case colCreatedBy, colUpdatedBy:
@@ -366,7 +353,7 @@ func (j *job) copied(src, tcols []warehouse.ColumnInfo) []assign {
 
 // stamps returns the assignments of the engine columns cols (canonical
 // names) into the target's columns of those names.
-func (j *job) stamps(b *binder, tcols []warehouse.ColumnInfo, cols []string, hash string) []assign {
+func (j *job) stamps(b *warehouse.Binder, tcols []warehouse.ColumnInfo, cols []string, hash string) []assign {
 	out := make([]assign, 0, len(cols))
 	for _, c := range cols {
 		out = append(out, assign{j.engineColumn(tcols, c), j.stamp(b, c, hash)})

@@ -238,7 +238,7 @@ func (j *job) scd1(ctx context.Context, k keyedRun, src warehouse.Table, compare
 	}
 	r.UpdateCount = handler.Int(n)
 	if n > 0 {
-		b := &binder{d: j.w}
+		b := &warehouse.Binder{D: j.w}
 		var sets []string
 		for _, c := range k.cols {
 			if slices.Contains(k.keys, c.Name) {
@@ -255,7 +255,7 @@ func (j *job) scd1(ctx context.Context, k keyedRun, src warehouse.Table, compare
 			sets = append(sets, j.q(a.column)+" = "+a.expr)
 		}
 		q := "UPDATE " + j.qualified(j.tgt.table) + " AS t SET\n  " + strings.Join(sets, ",\n  ") + "\nFROM " + j.qualified(src) + " AS s\nWHERE " + changed
-		if err := j.exec(ctx, "merge the SELECT's rows", q, b.args...); err != nil {
+		if err := j.exec(ctx, "merge the SELECT's rows", q, b.Args...); err != nil {
 			return err
 		}
 	}
@@ -274,9 +274,9 @@ func (j *job) insertNew(ctx context.Context, k keyedRun, src warehouse.Table, au
 	if n == 0 {
 		return nil
 	}
-	b := &binder{d: j.w}
+	b := &warehouse.Binder{D: j.w}
 	sets := append(j.copied(k.cols, k.tcols), j.stamps(b, k.tcols, audit, hash)...)
-	return j.exec(ctx, "merge the SELECT's rows", j.insertSelect(sets, j.qualified(src), absent), b.args...)
+	return j.exec(ctx, "merge the SELECT's rows", j.insertSelect(sets, j.qualified(src), absent), b.Args...)
 }
 
 // scd2 closes the active version of each key whose hash changed (or that
@@ -295,13 +295,13 @@ func (j *job) scd2(ctx context.Context, k keyedRun, src warehouse.Table, compare
 	}
 	r.UpdateCount = handler.Int(n)
 	if n > 0 {
-		b := &binder{d: j.w}
+		b := &warehouse.Binder{D: j.w}
 		close := []string{j.tcol(k, colActiveFlag) + " = 'N'"}
 		for _, a := range j.stamps(b, k.tcols, append(slices.Clone(IdentityColumns), colUpdateDate, colUpdatedBy), "") {
 			close = append(close, j.q(a.column)+" = "+a.expr)
 		}
 		q := "UPDATE " + j.qualified(j.tgt.table) + " AS t SET " + strings.Join(close, ", ") + "\nFROM " + j.qualified(src) + " AS s\nWHERE " + changed
-		if err := j.exec(ctx, "merge the SELECT's rows", q, b.args...); err != nil {
+		if err := j.exec(ctx, "merge the SELECT's rows", q, b.Args...); err != nil {
 			return err
 		}
 	}
@@ -322,7 +322,7 @@ func (j *job) deleteRows(ctx context.Context) (handler.Result, error) {
 		return r, err
 	}
 	cond := "EXISTS (SELECT 1 FROM " + j.qualified(k.stage) + " AS s WHERE " + j.match(k) + ")"
-	b := &binder{d: j.w}
+	b := &warehouse.Binder{D: j.w}
 	q := "DELETE FROM " + j.qualified(j.tgt.table) + " AS t WHERE " + cond
 	if !j.s.hardDelete {
 		cond += " AND NOT " + j.deleted(k)
@@ -343,7 +343,7 @@ func (j *job) deleteRows(ctx context.Context) (handler.Result, error) {
 	}
 	r.DeleteCount = handler.Int(n)
 	if n > 0 {
-		if err := j.exec(ctx, "delete the SELECT's keys", q, b.args...); err != nil {
+		if err := j.exec(ctx, "delete the SELECT's keys", q, b.Args...); err != nil {
 			return r, err
 		}
 	}

@@ -190,7 +190,7 @@ func readOnly(name, text string) (string, error) {
 	}
 	stmt := stmts[0]
 	tokens := sqlscan.Scan(stmt.Text, sqlscan.Task)
-	if open := unclosed(tokens); open != "" {
+	if open := Unclosed(tokens); open != "" {
 		return "", fmt.Errorf("%s leaves %s open", name, open)
 	}
 	var code []sqlscan.Token
@@ -235,9 +235,9 @@ func isCode(t sqlscan.Token) bool {
 	return true
 }
 
-// unclosed names the construct that tokens leave open at the end of their
+// Unclosed names the construct that tokens leave open at the end of their
 // text, or returns "" when they close every one.
-func unclosed(tokens []sqlscan.Token) string {
+func Unclosed(tokens []sqlscan.Token) string {
 	if len(tokens) == 0 || !tokens[len(tokens)-1].Open {
 		return ""
 	}
@@ -265,7 +265,7 @@ func orNothing(s string) string {
 // parentheses.
 func checkFragment(param, text string) error {
 	tokens := sqlscan.Scan(text, sqlscan.Task)
-	if open := unclosed(tokens); open != "" {
+	if open := Unclosed(tokens); open != "" {
 		return fmt.Errorf("%s leaves %s open", param, open)
 	}
 	depth := 0

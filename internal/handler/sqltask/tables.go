@@ -28,11 +28,11 @@ func (j *job) createTable(ctx context.Context) (handler.Result, error) {
 	if err != nil {
 		return handler.Result{}, err
 	}
-	b := &binder{d: j.w}
+	b := &warehouse.Binder{D: j.w}
 	sets := append(j.copied(cols, nil), j.stamps(b, nil, auditColumns(CreateTable), "")...)
 	sets = append(sets, assign{j.w.Fold(colRowID), "row_number() OVER ()"})
 	built := j.scratchTable("")
-	if err := j.exec(ctx, "stage the SELECT", j.createAs(built, sets), b.args...); err != nil {
+	if err := j.exec(ctx, "stage the SELECT", j.createAs(built, sets), b.Args...); err != nil {
 		return handler.Result{}, err
 	}
 	if err := fault.Point(FaultBeforePublish); err != nil {
@@ -137,9 +137,9 @@ func (j *job) overwriteTable(ctx context.Context) (handler.Result, error) {
 	if err := j.exec(ctx, step, "DELETE FROM "+j.qualified(j.tgt.table)); err != nil {
 		return r, err
 	}
-	b := &binder{d: j.w}
+	b := &warehouse.Binder{D: j.w}
 	sets := append(j.copied(cols, tcols), j.stamps(b, tcols, audit, "")...)
-	if err := j.exec(ctx, step, j.insertSelect(sets, j.qualified(stage), ""), b.args...); err != nil {
+	if err := j.exec(ctx, step, j.insertSelect(sets, j.qualified(stage), ""), b.Args...); err != nil {
 		return r, err
 	}
 	return j.published(ctx, r, tcols)
@@ -207,9 +207,9 @@ func (j *job) appendTable(ctx context.Context) (handler.Result, error) {
 	if n, err := removed.RowsAffected(); err == nil && n > 0 {
 		j.log.Info("removed the rows an earlier attempt of this task run appended, to append them again", "rows", n)
 	}
-	b := &binder{d: j.w}
+	b := &warehouse.Binder{D: j.w}
 	sets := append(j.copied(cols, tcols), j.stamps(b, tcols, audit, "")...)
-	if err := j.exec(ctx, "append the SELECT's rows", j.insertSelect(sets, j.source(), ""), b.args...); err != nil {
+	if err := j.exec(ctx, "append the SELECT's rows", j.insertSelect(sets, j.source(), ""), b.Args...); err != nil {
 		return handler.Result{}, err
 	}
 	var r handler.Result

@@ -1,0 +1,143 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// The target's columns that decide a rule's scope.
+const (
+	colPipelineRunID = "PIPELINE_RUN_ID"
+	colActiveFlag    = "ACTIVE_FLAG"
+)
+
+// keysPerQuery bounds the standing keys one query checks again.
+const keysPerQuery = 500
+
+// checker runs one rule's queries against its target.
+type checker struct {
+	w      warehouse.Warehouse
+	t      *handler.Task
+	log    *slog.Logger
+	r      rule
+	table  string // the quoted target
+	key    string // CAST(t.<key> AS VARCHAR)
+	runCol string // the quoted PIPELINE_RUN_ID column, "" when the target has none
+	active string // the quoted ACTIVE_FLAG column, "" when the target has none
+	stmt   ruleSQL
+}
+
+// newChecker reads the rule's statement and the target's columns.
+func newChecker(ctx context.Context, w warehouse.Warehouse, t *handler.Task, log *slog.Logger, r rule) (*checker, error) {
+	stmt, problems := readSQL(r)
+	if len(problems) > 0 {
+		return nil, exit.Errorf(exit.Metadata, "%s", strings.Join(problems, "; "))
+	}
+	tbl, _, err := sqltask.ParseTarget(w, r.target)
+	if err != nil {
+		return nil, exit.Errorf(exit.Metadata, "business rule %s: TARGET_TABLE %s: %v", r.name, r.target, err)
+	}
+	cols, err := w.Columns(ctx, tbl.Schema, tbl.Name)
+	if err != nil {
+		return nil, exit.Wrap(exit.Handler, err, "business rule %s: could not read the columns of %s", r.name, r.target)
+	}
+	if len(cols) == 0 {
+		return nil, exit.Errorf(exit.Handler, "business rule %s: the TARGET_TABLE %s does not exist", r.name, r.target)
+	}
+	find := func(name string) string {
+		i := slices.IndexFunc(cols, func(c warehouse.ColumnInfo) bool { return strings.EqualFold(c.Name, name) })
+		if i < 0 {
+			return ""
+		}
+		return w.Quote(cols[i].Name)
+	}
+	key := find(strings.TrimSpace(r.key))
+	if key == "" {
+		return nil, exit.Errorf(exit.Metadata, "business rule %s: the TARGET_TABLE %s has no column %s (BUSINESS_RULE_KEY_COLUMN)", r.name, r.target, r.key)
+	}
+	return &checker{w: w, t: t, log: log, r: r, table: warehouse.Qualify(w, tbl), key: "CAST(t." + key + " AS VARCHAR)",
+		runCol: find(colPipelineRunID), active: find(colActiveFlag), stmt: stmt}, nil
+}
+
+// breaking returns the keys that break the rule: among the rows in scope
+// (this run's, or every row when the task is forced) and among the rows of
+// the standing keys, wherever they came from.
+func (c *checker) breaking(ctx context.Context, standing map[string]struct{}) (map[string]bool, error) {
+	tx, err := c.w.Begin(ctx)
+	if err != nil {
+		return nil, exit.Wrap(exit.Handler, err, "business rule %s: could not begin a warehouse transaction", c.r.name)
+	}
+	defer tx.Rollback()
+	out := map[string]bool{}
+	b := &warehouse.Binder{D: c.w}
+	var scope []string
+	if c.runCol != "" && !c.t.Force {
+		scope = append(scope, "t."+c.runCol+" = "+b.BigInt(c.t.PipelineRunID))
+	}
+	if err := c.collect(ctx, tx, b, scope, out); err != nil {
+		return nil, err
+	}
+	if len(scope) == 0 { // every row was checked
+		return out, nil
+	}
+	left := slices.Sorted(maps.Keys(standing))
+	left = slices.DeleteFunc(left, func(k string) bool { return out[k] })
+	for chunk := range slices.Chunk(left, keysPerQuery) {
+		b := &warehouse.Binder{D: c.w}
+		marks := make([]string, len(chunk))
+		for i, k := range chunk {
+			marks[i] = b.Text(k)
+		}
+		if err := c.collect(ctx, tx, b, []string{c.key + " IN (" + strings.Join(marks, ", ") + ")"}, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// collect adds to out the keys of the target's rows that meet the
+// conditions, are active versions and break the rule.
+func (c *checker) collect(ctx context.Context, tx warehouse.Tx, b *warehouse.Binder, conds []string, out map[string]bool) error {
+	if c.active != "" {
+		conds = append(conds, "t."+c.active+" = 'Y'")
+	}
+	conds = append(conds, "EXISTS (\n"+c.stmt.bound(b, c.t)+"\n)")
+	q := "SELECT DISTINCT " + c.key + " FROM " + c.table + " AS t\nWHERE " + strings.Join(conds, "\n  AND ")
+	c.log.Debug("running a statement", "rule", c.r.name, "statement", q)
+	rows, err := tx.Query(ctx, q, b.Args...)
+	if err != nil {
+		return c.failed(ctx, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k *string
+		if err := rows.Scan(&k); err != nil {
+			return c.failed(ctx, err)
+		}
+		if k != nil {
+			out[*k] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return c.failed(ctx, err)
+	}
+	return nil
+}
+
+// failed names the rule of a failed query; when the attempt's context
+// ended, the error says so.
+func (c *checker) failed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%w (%v)", context.Cause(ctx), err)
+	}
+	return exit.Wrap(exit.Handler, err, "business rule %s failed on %s", c.r.name, c.r.target)
+}
