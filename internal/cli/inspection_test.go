@@ -212,7 +212,7 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 		}
 
 		r = ip.run(nil, "validate")
-		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] SALES.alert: no handler for EMAIL_ALERT tasks") ||
+		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] SALES.alert: EMAIL_TO is required") ||
 			!strings.Contains(r.stdout, "\nchecked 3 pipeline(s) and 4 task(s): ") {
 			t.Fatalf("validate exited %d:\n%s%s", r.code, r.stdout, r.stderr)
 		}

@@ -1,14 +1,9 @@
 package mail_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net"
-	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,55 +38,6 @@ func passwordServer(t *testing.T, o mailtest.Options) (*mailtest.Server, *config
 	return srv, e
 }
 
-// parsed is a received message, read back with net/mail and mime/multipart.
-type parsed struct {
-	header     netmail.Header
-	subject    string
-	text, html string
-}
-
-func parse(t *testing.T, data []byte) parsed {
-	t.Helper()
-	m, err := netmail.ReadMessage(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%v in\n%s", err, data)
-	}
-	p := parsed{header: m.Header}
-	if p.subject, err = new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject")); err != nil {
-		t.Fatal(err)
-	}
-	mt, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mt != "multipart/alternative" {
-		body, _ := io.ReadAll(m.Body)
-		p.text = string(body)
-		return p
-	}
-	r := multipart.NewReader(m.Body, params["boundary"])
-	for {
-		part, err := r.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(part) // quoted-printable is decoded by NextPart
-		ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
-		switch ct {
-		case "text/plain":
-			p.text = string(body)
-		case "text/html":
-			p.html = string(body)
-		default:
-			t.Fatalf("unexpected part %s", ct)
-		}
-	}
-	return p
-}
-
 // A message goes out as multipart/alternative with its plain and HTML
 // parts, the configured sender, every recipient in To and the envelope, and
 // its subject on one line of at most 200 characters.
@@ -117,22 +63,22 @@ func TestMailSendWritesTheMessage(t *testing.T) {
 		!m.TLS || m.User != "etl" || m.Mechanism != "PLAIN" {
 		t.Fatalf("envelope %+v", m)
 	}
-	p := parse(t, m.Data)
+	p := mailtest.Parse(t, m.Data)
 	want := "Run 42 of SALES_MART ended FAILED " + strings.Repeat("é", 200-len("Run 42 of SALES_MART ended FAILED "))
-	if p.subject != want || utf8.RuneCountInString(p.subject) != mail.MaxSubject || res.Subject != want {
-		t.Fatalf("subject %q (result %q), want %q", p.subject, res.Subject, want)
+	if p.Subject != want || utf8.RuneCountInString(p.Subject) != mail.MaxSubject || res.Subject != want {
+		t.Fatalf("subject %q (result %q), want %q", p.Subject, res.Subject, want)
 	}
-	from, _ := p.header.AddressList("From")
-	to, _ := p.header.AddressList("To")
+	from, _ := p.Header.AddressList("From")
+	to, _ := p.Header.AddressList("To")
 	if len(from) != 1 || from[0].Name != "ETL Craft" || from[0].Address != "etl@example.com" ||
 		len(to) != 2 || to[0].Name != "Ann Analyst" || to[0].Address != "ann@example.com" || to[1].Address != "bob@example.com" {
 		t.Fatalf("From %v, To %v", from, to)
 	}
-	if p.header.Get("Date") == "" || p.header.Get("Message-Id") == "" || p.header.Get("User-Agent") != "etl-craft" {
-		t.Fatalf("headers %v", p.header)
+	if p.Header.Get("Date") == "" || p.Header.Get("Message-Id") == "" || p.Header.Get("User-Agent") != "etl-craft" {
+		t.Fatalf("headers %v", p.Header)
 	}
-	if p.text != "Run 42 failed.\r\nTask load: 3 rows." || p.html != "<p>Run 42 <b>failed</b> — see the table.</p>" {
-		t.Fatalf("text %q, html %q", p.text, p.html)
+	if p.Text != "Run 42 failed.\r\nTask load: 3 rows." || p.HTML != "<p>Run 42 <b>failed</b> — see the table.</p>" {
+		t.Fatalf("text %q, html %q", p.Text, p.HTML)
 	}
 
 	// Without HTML the message is plain text alone; a From of the message's
@@ -142,11 +88,11 @@ func TestMailSendWritesTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = srv.Messages()[1]
-	p = parse(t, m.Data)
-	from, _ = p.header.AddressList("From")
-	if m.From != "sla@example.com" || from[0].Name != "SLA" || strings.TrimRight(p.text, "\r\n") != "late" || p.html != "" ||
-		!strings.HasPrefix(p.header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("plain message from %q: %v\n%q", m.From, p.header, p.text)
+	p = mailtest.Parse(t, m.Data)
+	from, _ = p.Header.AddressList("From")
+	if m.From != "sla@example.com" || from[0].Name != "SLA" || strings.TrimRight(p.Text, "\r\n") != "late" || p.HTML != "" ||
+		!strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("plain message from %q: %v\n%q", m.From, p.Header, p.Text)
 	}
 }
 
@@ -364,10 +310,10 @@ func TestMailSendmail(t *testing.T) {
 	}
 	data, _ := os.ReadFile(out)
 	args, _ := os.ReadFile(out + ".args")
-	p := parse(t, data)
-	if p.subject != "a b" || p.header.Get("To") != "<ann@example.com>" || p.text != "body" || p.html != "<p>body</p>" ||
+	p := mailtest.Parse(t, data)
+	if p.Subject != "a b" || p.Header.Get("To") != "<ann@example.com>" || p.Text != "body" || p.HTML != "<p>body</p>" ||
 		strings.TrimSpace(string(args)) != "-oi -t" {
-		t.Fatalf("args %q, header %v, text %q, html %q", args, p.header, p.text, p.html)
+		t.Fatalf("args %q, header %v, text %q, html %q", args, p.Header, p.Text, p.HTML)
 	}
 
 	os.Chmod(prog, 0o644)

@@ -20,9 +20,11 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/handler/email"
 	"github.com/etl-craft/etl-craft/internal/handler/rules"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/mail"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
@@ -113,7 +115,7 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 			return nil, err
 		}
 	}
-	p := &Project{Config: cfg, DB: db, Handlers: handlers(db, cfg.Orchestration.MaxParallelTasks), set: set}
+	p := &Project{Config: cfg, DB: db, Handlers: handlers(cfg, db), set: set}
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
 		p.Warehouse = pool.New(db, *wopts)
 		// Every run's connection test checks the schema a clone writes into.
@@ -139,8 +141,23 @@ func existing(o engine.Options) error {
 // handlers are the task handlers of this build, by HANDLER value, each
 // built with what it needs: run performs attempts with them and validate
 // checks parameters with them.
-func handlers(db *engine.DB, maxParallel int) handler.Registry {
-	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db), pipeline.HandlerBusinessRules: rules.New(db, maxParallel)}
+func handlers(cfg *config.Config, db *engine.DB) handler.Registry {
+	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db),
+		pipeline.HandlerBusinessRules: rules.New(db, cfg.Orchestration.MaxParallelTasks),
+		pipeline.HandlerEmailAlert:    email.New(db, mailSender(cfg), cfg.Orchestration.EnforceSLA)}
+}
+
+// mailSender returns the function that builds, at its first call, the
+// sender of Orchestration.Email; missing settings are a configuration error
+// then, so that only sending mail needs them.
+func mailSender(cfg *config.Config) func() (*mail.Sender, error) {
+	return sync.OnceValues(func() (*mail.Sender, error) {
+		e := cfg.Orchestration.Email
+		if e == nil {
+			return nil, exit.Errorf(exit.Configuration, "sending email needs Orchestration.Email in %s: an SMTP relay or sendmail", cfg.Path)
+		}
+		return mail.New(e, secretOf(cfg, e.SecretVar))
+	})
 }
 
 // Close closes the warehouse, when it is open, and the Engine DB.

@@ -12,8 +12,10 @@ import (
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/mail/mailtest"
 	"github.com/etl-craft/etl-craft/internal/migrate"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/quickstart"
 	"github.com/etl-craft/etl-craft/internal/run"
@@ -69,15 +71,8 @@ func TestForReadingCreatesNothing(t *testing.T) {
 func TestOpenRunsAndClones(t *testing.T) {
 	cfg := quickstartConfig(t)
 	ctx := acting()
-	p, err := project.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := openSetUp(t, cfg)
 	defer p.Close()
-	dir, _ := cfg.MigrationsDir("")
-	if _, err := (&migrate.Runner{DB: p.DB, ProjectDir: dir}).Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := p.Handlers.For(pipeline.HandlerSQL); err != nil || p.Warehouse == nil {
 		t.Fatalf("SQL handler: %v; warehouse %v", err, p.Warehouse)
 	}
@@ -113,11 +108,70 @@ func TestOpenRunsAndClones(t *testing.T) {
 	}
 }
 
+// openSetUp opens the project and sets its Engine DB up (schema and project
+// migrations); the test closes it.
+func openSetUp(t *testing.T, cfg *config.Config, opts ...project.Option) *project.Project {
+	t.Helper()
+	p, err := project.Open(acting(), cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := cfg.MigrationsDir("")
+	if _, err := (&migrate.Runner{DB: p.DB, ProjectDir: dir}).Setup(acting()); err != nil {
+		p.Close()
+		t.Fatal(err)
+	}
+	return p
+}
+
 // mirroredRuns counts the runs in the warehouse's mirror of
 // AUD_PIPELINES_RUN_LOG.
 func mirroredRuns(t *testing.T, p *project.Project) string {
 	t.Helper()
 	return pooltest.Value(t, p.Warehouse, `SELECT COUNT(*) FROM main."AUD_PIPELINES_RUN_LOG"`)
+}
+
+// The project's EMAIL_ALERT handler sends over Orchestration.Email, and
+// fails its task, without deciding the run, when there are no Email
+// settings.
+func TestAlertsSendOverTheEmailSettings(t *testing.T) {
+	cfg := quickstartConfig(t)
+	ctx := acting()
+	srv := mailtest.Start(t, mailtest.Options{})
+	runAlert := func() (run.Outcome, string, string) {
+		t.Helper()
+		p := openSetUp(t, cfg, project.WithoutCloneHook())
+		defer p.Close()
+		if _, err := p.Handlers.For(pipeline.HandlerEmailAlert); err != nil {
+			t.Fatal(err)
+		}
+		out, err := p.Supervisor().RunPipeline(ctx, run.Request{PipelineCode: quickstart.Pipeline})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var status, message string
+		if err := p.DB.QueryRowContext(ctx, `SELECT tr.STATUS, COALESCE(tr.ERROR_MESSAGE, '') FROM AUD_TASK_RUN_LOG tr
+			JOIN CFG_TASKS t ON t.TASK_ID = tr.TASK_ID WHERE tr.PIPELINE_RUN_ID = $1 AND t.TASK_CODE = 'alert'`, out.RunID).Scan(&status, &message); err != nil {
+			t.Fatal(err)
+		}
+		return out, status, message
+	}
+	p := openSetUp(t, cfg, project.WithoutWarehouse())
+	pipelinetest.New(t, p.DB).Task(quickstart.Pipeline, "alert", pipeline.HandlerEmailAlert,
+		map[string]string{"EMAIL_TO": "ops@example.com", "EMAIL_SUBJECT": "$$pipeline_code: $$status", "EMAIL_BODY": "run $$pipeline_run_id"})
+	p.Close()
+
+	out, status, message := runAlert()
+	if out.Status != run.RunSuccess || status != "FAILED" || !strings.Contains(message, "sending email needs Orchestration.Email in "+cfg.Path) {
+		t.Fatalf("without Email settings: run %q, alert %s %q", out.String(), status, message)
+	}
+	cfg.Orchestration.Email = srv.Settings("etl@example.com")
+	if out, status, message = runAlert(); out.Status != run.RunSuccess || status != "SUCCESS" {
+		t.Fatalf("with Email settings: run %q, alert %s %q", out.String(), status, message)
+	}
+	if msgs := srv.Messages(); len(msgs) != 1 || msgs[0].To[0] != "ops@example.com" || !strings.Contains(string(msgs[0].Data), "Subject: "+quickstart.Pipeline+": ") {
+		t.Fatalf("messages %v", msgs)
+	}
 }
 
 // The opened project runs BUSINESS_RULES tasks: the example migration of

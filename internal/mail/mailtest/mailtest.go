@@ -1,7 +1,7 @@
 // Package mailtest is an SMTP server on loopback for tests (emersion's
 // go-smtp): plain, STARTTLS or implicit TLS with a throwaway certificate,
 // PLAIN, LOGIN and XOAUTH2 logins, refused recipients, and a record of every
-// message it accepted.
+// message it accepted, which Parse reads back.
 package mailtest
 
 import (
@@ -17,7 +17,10 @@ import (
 	"io"
 	"log"
 	"math/big"
+	"mime"
+	"mime/multipart"
 	"net"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"slices"
@@ -271,6 +274,59 @@ func (x xoauth2Server) Next(response []byte) ([]byte, bool, error) {
 		return nil, true, errors.New("malformed XOAUTH2 response")
 	}
 	return nil, true, x(user, token)
+}
+
+// Parsed is a message read back with net/mail and mime/multipart: its
+// headers, its decoded subject, and its plain-text and HTML parts as sent
+// (quoted-printable decoded, CRLF line ends kept).
+type Parsed struct {
+	Header     mail.Header
+	Subject    string
+	Text, HTML string
+}
+
+// Parse reads a message as the server received it (Message.Data); a
+// message that is not multipart/alternative is all Text.
+func Parse(t testing.TB, data []byte) Parsed {
+	t.Helper()
+	m, err := mail.ReadMessage(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, data)
+	}
+	p := Parsed{Header: m.Header}
+	if p.Subject, err = new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject")); err != nil {
+		t.Fatal(err)
+	}
+	mt, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mt != "multipart/alternative" {
+		body, _ := io.ReadAll(m.Body)
+		p.Text = string(body)
+		return p
+	}
+	r := multipart.NewReader(m.Body, params["boundary"])
+	for {
+		part, err := r.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(part) // quoted-printable is decoded by NextPart
+		ct, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
+		switch ct {
+		case "text/plain":
+			p.Text = string(body)
+		case "text/html":
+			p.HTML = string(body)
+		default:
+			t.Fatalf("unexpected part %s", ct)
+		}
+	}
+	return p
 }
 
 // certificate makes a throwaway self-signed certificate for 127.0.0.1 and
