@@ -9,6 +9,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/handler/rules"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/quickstart"
@@ -110,6 +111,16 @@ func (a *app) quickstartRun(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	a.printHistory(h)
+
+	flags, err := rules.Flags(ctx, db, quickstart.Pipeline)
+	if err != nil {
+		return err
+	}
+	a.printf("\nThe business rules of %s flagged %d order(s) (AUD_BUSINESS_RULES_RESULTS, cloned too):\n", quickstart.RulesTask, len(flags))
+	a.printf("BUSINESS_RULE_NAME\tBUSINESS_RULE_KEY\tSTATUS\n")
+	for _, f := range flags {
+		a.printf("%s\t%s\t%s\n", f.Rule, f.Key, f.Status)
+	}
 	a.printf("\nquickstart: done. The project is %s; query the warehouse %s, or try\n"+
 		"  etl-craft --config %s status --pipeline_code %s --run-id %d\n",
 		filepath.Dir(a.configFlag), cfg.Warehouse.DuckDBPath, a.configFlag, quickstart.Pipeline, out.RunID)

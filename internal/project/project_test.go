@@ -174,9 +174,10 @@ func TestAlertsSendOverTheEmailSettings(t *testing.T) {
 	}
 }
 
-// The opened project runs BUSINESS_RULES tasks: the example migration of
-// docs/business-rules.md adds a rules task to the quickstart pipeline, and a
-// run flags the order its rules find.
+// The opened project runs BUSINESS_RULES tasks: the quickstart's
+// migrations/0002_check_orders.sql, which docs/business-rules.md shows as
+// its example, adds a rules task to the quickstart pipeline, and a run flags
+// the order its rules find.
 func TestOpenRunsBusinessRules(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "business-rules.md"))
 	if err != nil {
@@ -191,8 +192,8 @@ func TestOpenRunsBusinessRules(t *testing.T) {
 	example = example[:strings.Index(example, "```")]
 	cfg := quickstartConfig(t)
 	dir, _ := cfg.MigrationsDir("")
-	if err := os.WriteFile(filepath.Join(dir, "0002_check_orders.sql"), []byte(example), 0o644); err != nil {
-		t.Fatal(err)
+	if shipped, err := os.ReadFile(filepath.Join(dir, "0002_check_orders.sql")); err != nil || string(shipped) != example {
+		t.Fatalf("the quickstart's 0002_check_orders.sql is not the example of docs/business-rules.md (%v)", err)
 	}
 	ctx := acting()
 	p, err := project.Open(ctx, cfg, project.WithoutCloneHook())

@@ -23,6 +23,10 @@ const DefaultDir = "etl-craft-quickstart"
 // Pipeline is the code of the example pipeline.
 const Pipeline = "QUICKSTART_SALES"
 
+// RulesTask is the example pipeline's BUSINESS_RULES task, which flags
+// orders in main.orders (migrations/0002_check_orders.sql).
+const RulesTask = "check_orders"
+
 // Write writes the example project into dir, creating it. Files that exist
 // already are kept as they are, so running it again reuses the project. It
 // returns the files it wrote.

@@ -30,6 +30,18 @@ const (
 	TaskCancelled  TaskRunStatus = "CANCELLED"
 )
 
+// RuleRunStatus is a business rule's run status
+// (AUD_BUSINESS_RULES_RUN_LOG.STATUS).
+type RuleRunStatus string
+
+// Business-rule run statuses.
+const (
+	RuleInProgress RuleRunStatus = "IN-PROGRESS"
+	RuleSuccess    RuleRunStatus = "SUCCESS"
+	RuleFailed     RuleRunStatus = "FAILED"
+	RuleSkipped    RuleRunStatus = "SKIPPED"
+)
+
 // AttemptStatus is an attempt's status (AUD_TASK_ATTEMPTS.STATUS).
 type AttemptStatus string
 

@@ -7,14 +7,16 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
-// The statuses of AUD_BUSINESS_RULES_RUN_LOG (ck_br_run_status).
+// The statuses of AUD_BUSINESS_RULES_RUN_LOG (ck_br_run_status), as the
+// SQL below binds them.
 const (
-	statusInProgress = "IN-PROGRESS"
-	statusSuccess    = "SUCCESS"
-	statusFailed     = "FAILED"
-	statusSkipped    = "SKIPPED"
+	statusInProgress = string(records.RuleInProgress)
+	statusSuccess    = string(records.RuleSuccess)
+	statusFailed     = string(records.RuleFailed)
+	statusSkipped    = string(records.RuleSkipped)
 )
 
 // rule is an active CFG_BUSINESS_RULES row.
@@ -182,4 +184,36 @@ WHERE BUSINESS_RULE_ID = $2 AND BUSINESS_RULE_KEY = $3 AND ACTIVE_FLAG = 'Y'`, n
 		return endRun(ctx, tx, runID, statusSuccess)
 	})
 	return exit.Wrap(exit.EngineDB, err, "could not record the findings of business rule %s", r.name)
+}
+
+// Flag is a standing finding of a business rule: an active
+// AUD_BUSINESS_RULES_RESULTS row.
+type Flag struct {
+	Rule   string // BUSINESS_RULE_NAME
+	Key    string // BUSINESS_RULE_KEY
+	Status string // the rule's type: INCOMPLETE, REJECT or REPORT
+}
+
+// Flags returns the standing findings of the rules of a pipeline's tasks,
+// by rule name and key.
+func Flags(ctx context.Context, q engine.Querier, pipelineCode string) ([]Flag, error) {
+	rows, err := q.QueryContext(ctx, `SELECT r.BUSINESS_RULE_NAME, s.BUSINESS_RULE_KEY, s.STATUS
+FROM AUD_BUSINESS_RULES_RESULTS s
+JOIN CFG_BUSINESS_RULES r ON r.BUSINESS_RULE_ID = s.BUSINESS_RULE_ID
+JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID
+WHERE s.ACTIVE_FLAG = 'Y' AND p.PIPELINE_CODE = $1
+ORDER BY r.BUSINESS_RULE_NAME, s.BUSINESS_RULE_KEY`, pipelineCode)
+	if err != nil {
+		return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_BUSINESS_RULES_RESULTS")
+	}
+	defer rows.Close()
+	var out []Flag
+	for rows.Next() {
+		var f Flag
+		if err := rows.Scan(&f.Rule, &f.Key, &f.Status); err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_BUSINESS_RULES_RESULTS")
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
 }

@@ -1,0 +1,28 @@
+-- migrations/0002_check_orders.sql
+
+INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER)
+SELECT 'check_orders', 'ETL', p.PIPELINE_ID, 'BUSINESS_RULES'
+FROM (SELECT 1) AS one
+LEFT JOIN CFG_PIPELINES p ON p.PIPELINE_CODE = 'QUICKSTART_SALES' AND p.ACTIVE_FLAG = 'Y';
+
+-- check_orders waits for both loads.
+WITH deps (upstream_code) AS (VALUES ('load_orders'), ('load_customers'))
+INSERT INTO CFG_TASK_DEPENDENCY (PIPELINE_ID, TASK_ID, DEPENDS_ON_TASK_ID, DEPENDENCY_TYPE)
+SELECT p.PIPELINE_ID, t.TASK_ID, u.TASK_ID, 'SUCCESS'
+FROM deps
+LEFT JOIN CFG_PIPELINES p ON p.PIPELINE_CODE = 'QUICKSTART_SALES' AND p.ACTIVE_FLAG = 'Y'
+LEFT JOIN CFG_TASKS t ON t.PIPELINE_ID = p.PIPELINE_ID AND t.TASK_CODE = 'check_orders' AND t.ACTIVE_FLAG = 'Y'
+LEFT JOIN CFG_TASKS u ON u.PIPELINE_ID = p.PIPELINE_ID AND u.TASK_CODE = deps.upstream_code AND u.ACTIVE_FLAG = 'Y';
+
+WITH rules (name, wave, kind, rule_sql) AS (VALUES
+  ('known_customer', 1, 'INCOMPLETE',
+   'SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM main.customers c WHERE c.customer_id = t.customer_id)'),
+  ('positive_amount', 1, 'REJECT', 'SELECT 1 WHERE t.amount IS NULL OR t.amount <= 0'),
+  ('large_order', 2, 'REPORT', 'SELECT 1 WHERE t.amount > 300')
+)
+INSERT INTO CFG_BUSINESS_RULES (BUSINESS_RULE_NAME, PIPELINE_ID, TASK_ID, BUSINESS_RULE_SQL, BUSINESS_RULE_TYPE,
+  BUSINESS_RULE_KEY_COLUMN, TARGET_TABLE, SEQUENCE_NUMBER)
+SELECT rules.name, p.PIPELINE_ID, t.TASK_ID, rules.rule_sql, rules.kind, 'order_id', 'main.orders', rules.wave
+FROM rules
+LEFT JOIN CFG_PIPELINES p ON p.PIPELINE_CODE = 'QUICKSTART_SALES' AND p.ACTIVE_FLAG = 'Y'
+LEFT JOIN CFG_TASKS t ON t.PIPELINE_ID = p.PIPELINE_ID AND t.TASK_CODE = 'check_orders' AND t.ACTIVE_FLAG = 'Y';
