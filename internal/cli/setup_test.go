@@ -85,13 +85,13 @@ func TestQuickstartInAnEmptyFolder(t *testing.T) {
 	}
 	p.opts = engine.Options{Kind: engine.SQLite, Path: filepath.Join(dir, "etl-craft-engine.db")}
 	db := p.db()
-	if n := count(t, db, "SELECT count(*) FROM CFG_TASKS t JOIN CFG_PIPELINES p ON p.PIPELINE_ID = t.PIPELINE_ID WHERE p.PIPELINE_CODE = 'QUICKSTART_SALES'"); n != 4 {
+	if n := count(t, db, "SELECT count(*) FROM CFG_TASKS t JOIN CFG_PIPELINES p ON p.PIPELINE_ID = t.PIPELINE_ID WHERE p.PIPELINE_CODE = 'QUICKSTART_SALES'"); n != 5 {
 		t.Fatalf("%d example tasks", n)
 	}
-	if n := count(t, db, "SELECT count(*) FROM CFG_TASK_DEPENDENCY"); n != 3 {
+	if n := count(t, db, "SELECT count(*) FROM CFG_TASK_DEPENDENCY"); n != 5 {
 		t.Fatalf("%d example dependencies", n)
 	}
-	for _, want := range []string{"QUICKSTART_SALES: pipeline_run_id=1 SUCCESS\n",
+	for _, want := range []string{"QUICKSTART_SALES: pipeline_run_id=1 SUCCESS\n", "large_order\t103\tREPORT\n",
 		"CFG_PIPELINES\twarehouse.main.CFG_PIPELINES\t1\tcreated\n", "AUD_PIPELINES_RUN_LOG\twarehouse.main.AUD_PIPELINES_RUN_LOG\t1\tcreated\n",
 		"PIPELINE_RUN_ID\tSTATUS\tRUN_DATE"} {
 		if !strings.Contains(r.stdout, want) {

@@ -192,7 +192,7 @@ func TestOpenRunsBusinessRules(t *testing.T) {
 	example = example[:strings.Index(example, "```")]
 	cfg := quickstartConfig(t)
 	dir, _ := cfg.MigrationsDir("")
-	if shipped, err := os.ReadFile(filepath.Join(dir, "0002_check_orders.sql")); err != nil || string(shipped) != example {
+	if shipped, err := os.ReadFile(filepath.Join(dir, "0002_check_orders.sql")); err != nil || strings.TrimSpace(string(shipped)) != strings.TrimSpace(example) {
 		t.Fatalf("the quickstart's 0002_check_orders.sql is not the example of docs/business-rules.md (%v)", err)
 	}
 	ctx := acting()

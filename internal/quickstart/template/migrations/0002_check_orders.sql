@@ -1,5 +1,3 @@
--- migrations/0002_check_orders.sql
-
 INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER)
 SELECT 'check_orders', 'ETL', p.PIPELINE_ID, 'BUSINESS_RULES'
 FROM (SELECT 1) AS one
