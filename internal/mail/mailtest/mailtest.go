@@ -105,7 +105,9 @@ func Start(t testing.TB, o Options) *Server {
 	s.Port = l.Addr().(*net.TCPAddr).Port
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Serve(l) }()
-	t.Cleanup(func() { srv.Close(); <-done })
+	// Closing the listener too ends Serve even when Close ran before Serve
+	// had taken the listener, which Close alone would miss.
+	t.Cleanup(func() { srv.Close(); l.Close(); <-done })
 	return s
 }
 
