@@ -187,6 +187,11 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 			if exit.Is(err, exit.InjectedFault) {
 				return out, err
 			}
+			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+				// The warehouse may notice the cancellation first and
+				// report it in its own words; the cause stays the context's.
+				err = fmt.Errorf("%w: %v", cerr, err)
+			}
 			return out, &exit.Error{Code: exit.Cloning, Err: &TableError{Table: displayName(name), Mirror: mirror.Full(), Err: err}}
 		}
 		out = append(out, t)
