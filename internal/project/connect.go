@@ -19,10 +19,11 @@ import (
 // instead, its key decrypted with the secret when the Engine DB is opened.
 func EngineOptions(cfg *config.Config) engine.Options {
 	e := cfg.Engine
-	if e.Kind == config.EngineSQLite {
-		return engine.Options{Kind: engine.SQLite, Path: e.SQLitePath}
+	kind := engine.Kind(e.Kind)
+	if !kind.Capabilities().Server {
+		return engine.Options{Kind: kind, Path: e.SQLitePath}
 	}
-	opts := engine.Options{Kind: engine.Postgres, Schema: e.Schema, Password: postgresPassword(cfg, e.Auth, e.Host, e.Port)}
+	opts := engine.Options{Kind: kind, Schema: e.Schema, Password: postgresPassword(cfg, e.Auth, e.Host, e.Port)}
 	e.Params, opts.ClientCert = clientCertificate(cfg, e.Auth, e.Params)
 	opts.DSN = e.DSN()
 	return opts

@@ -22,7 +22,7 @@ const NotRunByOrchestrator = "not run by the orchestrator"
 // lostByOrchestrator is why --finalize-only records a task still
 // IN-PROGRESS FAILED: the orchestrator waits for every task before it
 // finalizes, so that task's process ended without recording an outcome.
-const lostByOrchestrator = "still " + TaskInProgress + " when the orchestrator finalized the run: its run --task_code process ended without recording an outcome"
+const lostByOrchestrator = "still " + TaskInProgress + " when the orchestrator finalized the run: the process running the task ended without recording an outcome"
 
 // InitRun starts or resumes the pipeline's run without running a task (run
 // --init-only, an orchestrator's first step), and leaves it IN-PROGRESS with

@@ -95,7 +95,7 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 	reopened := false
 	if runEnded(r.Status) {
 		if err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
-			return reopenRun(ctx, tx, r.ID, t.ID, "run --force --task_code "+t.Code+": the task runs again under the ended run")
+			return reopenRun(ctx, tx, r.ID, t.ID, "task "+t.Code+" forced to run again under the ended run")
 		}); err != nil {
 			return out, err
 		}
