@@ -167,13 +167,20 @@ func readTables(t *Task, defaultDatabase string) ([]string, string) {
 	if depth != 0 {
 		return nil, "its SELECT leaves a parenthesis open"
 	}
+	// A CTE is name [(columns)] AS ( after WITH, RECURSIVE or a comma.
 	ctes := map[string]bool{}
-	for i := 0; i+2 < len(toks); i++ {
-		prev := ""
-		if i > 0 {
-			prev = strings.ToUpper(toks[i-1].Text)
+	for i := 1; i+2 < len(toks); i++ {
+		if prev := strings.ToUpper(toks[i-1].Text); (prev != "WITH" && prev != "RECURSIVE" && prev != ",") || !isName(toks[i]) {
+			continue
 		}
-		if (prev == "WITH" || prev == "RECURSIVE" || prev == ",") && isName(toks[i]) && strings.EqualFold(toks[i+1].Text, "AS") && toks[i+2].Text == "(" {
+		j := i + 1
+		if toks[j].Text == "(" {
+			for j < len(toks) && toks[j].Text != ")" {
+				j++
+			}
+			j++
+		}
+		if j+1 < len(toks) && strings.EqualFold(toks[j].Text, "AS") && toks[j+1].Text == "(" {
 			ctes[TableName(toks[i].Text, "")] = true
 		}
 	}
