@@ -27,7 +27,7 @@ func (a *app) generateDocsCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
-	output := fl.String("output", "", "the folder to write the site into (default: Docs_site.Output, else catalog/ in the project)")
+	output := addCatalogFlag(cmd)
 	withWarehouse := fl.Bool("with-warehouse", false, "also read each table's columns from the warehouse")
 	strict := fl.Bool("strict", false, "write nothing, and exit 1, when a task's lineage cannot be traced")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -100,6 +100,11 @@ func (a *app) generateDocsCommand() *cobra.Command {
 // needs neither the context nor the warehouse.
 func siteLineage(_ context.Context, cat *docsite.Catalog, _ warehouse.Warehouse, defaultDatabase string) (*docsite.Lineage, error) {
 	return docsite.TableLevel(cat, defaultDatabase), nil
+}
+
+// addCatalogFlag adds --output, the catalog's folder, to cmd.
+func addCatalogFlag(cmd *cobra.Command) *string {
+	return cmd.Flags().String("output", "", "the catalog's folder (default: Docs_site.Output, else catalog/ in the project)")
 }
 
 // catalogFolder is the catalog's folder: the flag's (from the working

@@ -22,7 +22,7 @@ func (a *app) publishDocsCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
-	output := fl.String("output", "", "the catalog's folder (default: Docs_site.Output, else catalog/ in the project)")
+	output := addCatalogFlag(cmd)
 	localOnly := fl.Bool("local-only", false, "serve on this machine only, at --host and --port")
 	host := fl.String("host", "127.0.0.1", "the address to serve on, with --local-only")
 	port := fl.Int("port", 0, "the port to serve on; 0 picks a free one")

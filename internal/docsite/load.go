@@ -123,14 +123,17 @@ func loadRuns(ctx context.Context, q engine.Querier, c *Catalog, byID map[int64]
 		if x.Status.Ended() {
 			p.Stats.add(x.Status == records.RunSuccess, x.Status == records.RunFailed, r.Duration())
 		}
-		if len(p.Runs) < Recent {
-			p.Runs = append(p.Runs, r)
-		}
-		if len(c.Runs) < Recent {
-			c.Runs = append(c.Runs, r)
-		}
+		p.Runs, c.Runs = recent(p.Runs, r), recent(c.Runs, r)
 	}
 	return nil
+}
+
+// recent appends x to a list read newest first, up to Recent items.
+func recent[T any](list []*T, x *T) []*T {
+	if len(list) < Recent {
+		return append(list, x)
+	}
+	return list
 }
 
 // add counts one ended run.
@@ -167,9 +170,7 @@ FROM AUD_TASK_RUN_LOG ORDER BY TASK_RUN_ID DESC`,
 			if st := records.TaskRunStatus(r.Status); st != records.TaskInProgress {
 				t.Stats.add(st == records.TaskSuccess, st == records.TaskFailed, r.Duration())
 			}
-			if len(t.Runs) < Recent {
-				t.Runs = append(t.Runs, &r)
-			}
+			t.Runs = recent(t.Runs, &r)
 			return nil
 		})
 }
@@ -186,9 +187,9 @@ ORDER BY i.INTERVENTION_ID DESC`,
 			if err := rows.Scan(&pipeID, &x.RunID, &x.Task, &x.Action, &x.From, &x.To, &x.Reason, &x.By, &at); err != nil {
 				return err
 			}
-			x.At = at.Time
-			if p := byID[pipeID]; p != nil && len(p.Interventions) < Recent {
-				p.Interventions = append(p.Interventions, &x)
+			if p := byID[pipeID]; p != nil {
+				x.At = at.Time
+				p.Interventions = recent(p.Interventions, &x)
 			}
 			return nil
 		})
@@ -208,9 +209,9 @@ ORDER BY c.CONSUMPTION_ID DESC`,
 			if err := rows.Scan(&pipeID, &x.RunID, &x.Task, &x.Upstream, &x.ConsumedRunID, &x.Revision, &at); err != nil {
 				return err
 			}
-			x.At = at.Time
-			if p := byID[pipeID]; p != nil && len(p.Consumption) < Recent {
-				p.Consumption = append(p.Consumption, &x)
+			if p := byID[pipeID]; p != nil {
+				x.At = at.Time
+				p.Consumption = recent(p.Consumption, &x)
 			}
 			return nil
 		})
@@ -235,9 +236,7 @@ FROM AUD_PIPELINE_PAUSES ORDER BY PIPELINE_PAUSE_ID DESC`,
 			if !resumed.Valid && p.Paused == nil {
 				p.Paused = &x
 			}
-			if len(p.Pauses) < Recent {
-				p.Pauses = append(p.Pauses, &x)
-			}
+			p.Pauses = recent(p.Pauses, &x)
 			return nil
 		})
 }
