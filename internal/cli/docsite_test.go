@@ -64,9 +64,14 @@ func TestGenerateDocsWritesOnlyItsOwnFolderAndStrictWritesNothingUntraced(t *tes
 		if _, err := os.Stat(filepath.Join(p.dir, "strict")); !os.IsNotExist(err) {
 			t.Errorf("--strict wrote the folder: %v", err)
 		}
+		p.duckExec("CREATE SCHEMA raw", "CREATE TABLE raw.orders (id INTEGER, amount DECIMAL(10, 2))")
 		r = p.ok("generate-docs", "--output", "strict", "--with-warehouse")
 		if !strings.HasPrefix(r.stdout, untraced+"generate-docs: wrote ") {
 			t.Errorf("without --strict: %q", r.stdout)
+		}
+		orders, err := os.ReadFile(filepath.Join(p.dir, "strict", "table-raw.orders.html"))
+		if err != nil || !strings.Contains(string(orders), "Columns in the warehouse") || !strings.Contains(string(orders), "DECIMAL(10,2)") {
+			t.Errorf("--with-warehouse: the columns of raw.orders are not listed (%v)\n%s", err, orders)
 		}
 		if _, err := os.Stat(filepath.Join(p.dir, "strict", "task-SALES--broken.html")); err != nil {
 			t.Errorf("the untraced task has no page: %v", err)

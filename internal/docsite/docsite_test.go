@@ -298,3 +298,42 @@ func TestPublishServesTheSiteAndKeepsItsURLUnlessANewOneIsAccepted(t *testing.T)
 		}
 	})
 }
+
+func TestATablePageListsTheColumnEdgesOfAColumnLineage(t *testing.T) {
+	task := &docsite.Task{Pipeline: "P", Code: "t", Handler: "SQL", SQL: "SELECT id, a + b AS total, 1 AS one FROM s.src",
+		Params: map[string]string{"TARGET_OBJECT": "s.dst"}}
+	s := &docsite.Site{
+		Catalog: &docsite.Catalog{Pipelines: []*docsite.Pipeline{{Code: "P", Tasks: []*docsite.Task{task}}}},
+		Lineage: &docsite.Lineage{Level: docsite.LevelColumn,
+			Tasks: []docsite.TaskTrace{{Task: "P.t", Target: "s.dst", Sources: []string{"s.src"}, Traced: true}},
+			Edges: []docsite.Edge{
+				{Task: "P.t", Target: docsite.ColumnRef{Table: "s.dst", Column: "id"}, Source: docsite.ColumnRef{Table: "s.src", Column: "id"}, Kind: docsite.KindCopy},
+				{Task: "P.t", Target: docsite.ColumnRef{Table: "s.dst", Column: "total"}, Source: docsite.ColumnRef{Table: "s.src", Column: "a"}, Kind: docsite.KindExpression, Expression: "a + b"},
+				{Task: "P.t", Target: docsite.ColumnRef{Table: "s.dst", Column: "one"}, Kind: docsite.KindExpression, Expression: "1"},
+			}},
+		Version: "test",
+	}
+	folder := filepath.Join(t.TempDir(), "catalog")
+	if _, err := docsite.Write(folder, s); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := os.ReadFile(filepath.Join(folder, "table-s.dst.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(folder, "table-s.src.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Columns and their sources", `<td class="mono">total</td>`, "a &#43; b", "no source", `href="table-s.src.html">s.src</a>.id`} {
+		if !strings.Contains(string(dst), want) {
+			t.Errorf("the target's page lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(src), "Columns it feeds") || !strings.Contains(string(src), `href="table-s.dst.html">s.dst</a>.total`) {
+		t.Errorf("the source's page does not list the columns it feeds:\n%s", src)
+	}
+	if strings.Contains(string(dst), "table-level") {
+		t.Error("a column lineage is shown as table-level")
+	}
+}
