@@ -254,6 +254,26 @@ func TestPublishServesTheSiteAndKeepsItsURLUnlessANewOneIsAccepted(t *testing.T)
 			t.Fatalf("Serve after the stop: %v", err)
 		}
 
+		// Docs_site.Allowed_ips: a visitor from elsewhere gets 403.
+		fenced, err := docsite.Listen(folder, "127.0.0.1", 0, []string{"192.0.2.0/24"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		serving, stop = context.WithCancel(ctx)
+		go func() { done <- fenced.Serve(serving) }()
+		resp, err := http.Get(fenced.URL + "index.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a visitor outside Allowed_ips: %d", resp.StatusCode)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+
 		first, second := "http://127.0.0.1:8101/", "http://127.0.0.1:8102/"
 		latest := func() (string, int) {
 			t.Helper()
