@@ -45,6 +45,11 @@ command -v sqlite3 >/dev/null 2>&1 || {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq && apt-get install -y -qq sqlite3 >/dev/null
 }
+command -v chromium >/dev/null 2>&1 || {
+	log "installing Debian's chromium (the catalog site's browser tests use it)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+}
 
 free_port() {
 	local p

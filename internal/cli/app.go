@@ -53,6 +53,8 @@ func (a *app) commands() []*cobra.Command {
 		a.historyCommand(),
 		a.auditCommand(),
 		a.generateYmlCommand(),
+		a.generateDocsCommand(),
+		a.publishDocsCommand(),
 		a.cloneCommand(),
 		a.validateCommand(),
 		a.doctorCommand(),

@@ -1,0 +1,193 @@
+package cli_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+)
+
+// catalogProject is a project whose SALES pipeline has two SQL tasks.
+func catalogProject(t *testing.T, kind engine.Kind) (*project, *pipelinetest.Builder) {
+	t.Helper()
+	p := newProject(t, kind, "")
+	p.ok("init-db")
+	b := pipelinetest.New(t, p.db())
+	b.Pipeline("SALES", pipeline.Full)
+	b.Task("SALES", "load_orders", pipeline.HandlerSQL, map[string]string{"TARGET_OBJECT": "main.orders", "SOURCE_SQL": "SELECT id, amount FROM raw.orders"})
+	b.Task("SALES", "daily_revenue", pipeline.HandlerSQL, map[string]string{"TARGET_OBJECT": "main.daily_revenue", "SOURCE_SQL": "SELECT SUM(amount) AS revenue FROM main.orders"})
+	b.Dep("SALES", "daily_revenue", "SALES", "load_orders", pipeline.Success)
+	return p, b
+}
+
+func TestGenerateDocsWritesOnlyItsOwnFolderAndStrictWritesNothingUntraced(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p, b := catalogProject(t, kind)
+		catalog := filepath.Join(p.dir, "catalog")
+		wrote := regexp.MustCompile(`^generate-docs: wrote (\d+) page\(s\) to ` + regexp.QuoteMeta(catalog) + "\n$")
+		for range 2 { // the second time into the folder it marked
+			if r := p.ok("generate-docs"); !wrote.MatchString(r.stdout) {
+				t.Fatalf("generate-docs: %q", r.stdout)
+			}
+		}
+		index, err := os.ReadFile(filepath.Join(catalog, "index.html"))
+		if err != nil || !strings.Contains(string(index), "pipeline-SALES.html") {
+			t.Fatalf("index.html: %v\n%s", err, index)
+		}
+
+		mine := filepath.Join(p.dir, "mine")
+		p.write("mine/notes.txt", "keep me")
+		wantExit(t, p.run(nil, "generate-docs", "--output", "mine"), 3, "no .etl-craft-catalog marker")
+		if entries, _ := os.ReadDir(mine); len(entries) != 1 {
+			t.Errorf("the refused folder was changed: %v", entries)
+		}
+
+		b.Task("SALES", "broken", pipeline.HandlerSQL, map[string]string{"TARGET_OBJECT": "main.broken", "SOURCE_SQL": "SELECT (1 FROM raw.orders"})
+		untraced := "column lineage unavailable: SALES.broken: its SELECT leaves a parenthesis open\n"
+		r := p.run(nil, "generate-docs", "--strict", "--output", "strict")
+		if r.code != 1 || r.stdout != untraced+"generate-docs: nothing written; 1 task(s) not traced\n" {
+			t.Fatalf("--strict: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(p.dir, "strict")); !os.IsNotExist(err) {
+			t.Errorf("--strict wrote the folder: %v", err)
+		}
+		p.duckExec("CREATE SCHEMA raw", "CREATE TABLE raw.orders (id INTEGER, amount DECIMAL(10, 2))")
+		r = p.ok("generate-docs", "--output", "strict", "--with-warehouse")
+		if !strings.HasPrefix(r.stdout, untraced+"generate-docs: wrote ") {
+			t.Errorf("without --strict: %q", r.stdout)
+		}
+		orders, err := os.ReadFile(filepath.Join(p.dir, "strict", "table-raw.orders.html"))
+		if err != nil || !strings.Contains(string(orders), "Columns in the warehouse") || !strings.Contains(string(orders), "DECIMAL(10,2)") {
+			t.Errorf("--with-warehouse: the columns of raw.orders are not listed (%v)\n%s", err, orders)
+		}
+		if _, err := os.Stat(filepath.Join(p.dir, "strict", "task-SALES--broken.html")); err != nil {
+			t.Errorf("the untraced task has no page: %v", err)
+		}
+		if got := textColumn(t, p.db(), "SELECT COMMAND FROM AUD_ACTIONS WHERE COMMAND = 'generate-docs' ORDER BY ACTION_ID"); len(got) != 5 {
+			t.Errorf("recorded requests: %v", got)
+		}
+	})
+}
+
+// serving is a running publish-docs.
+type serving struct {
+	url  string
+	cmd  *exec.Cmd
+	wait func() result
+}
+
+// publish starts publish-docs with the arguments and waits for its serving
+// line.
+func publish(t *testing.T, p *project, args ...string) serving {
+	t.Helper()
+	cmd := p.command(nil, append([]string{"publish-docs", "--local-only"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewReader(out)
+	first, err := lines.ReadString('\n')
+	m := regexp.MustCompile(`^publish-docs: serving ` + regexp.QuoteMeta(filepath.Join(p.dir, "catalog")) + ` at (http://127\.0\.0\.1:\d+/) \(Ctrl-C to stop\)\n$`).FindStringSubmatch(first)
+	if m == nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("publish-docs printed %q (%v)\nstderr: %s", first, err, errb.String())
+	}
+	return serving{url: m[1], cmd: cmd, wait: func() result {
+		rest, _ := io.ReadAll(lines)
+		err := cmd.Wait()
+		code := 0
+		if err != nil {
+			code = cmd.ProcessState.ExitCode()
+		}
+		return result{stdout: first + string(rest), stderr: errb.String(), code: code}
+	}}
+}
+
+func TestPublishDocsServesLocallyAndKeepsItsURL(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p, _ := catalogProject(t, kind)
+		wantExit(t, p.run(nil, "publish-docs", "--local-only"), 3, "there is no catalog site in "+filepath.Join(p.dir, "catalog"))
+		p.ok("generate-docs")
+		r := p.run(nil, "publish-docs")
+		wantExit(t, r, 3, "with --local-only")
+		if !strings.Contains(r.stderr, "behind a web server") {
+			t.Errorf("the refusal does not say how to publish: %s", r.stderr)
+		}
+
+		s := publish(t, p)
+		resp, err := http.Get(s.url + "pipeline-SALES.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), "load_orders") {
+			t.Errorf("GET pipeline-SALES.html: %d\n%s", resp.StatusCode, body)
+		}
+		db := p.db()
+		if got := textColumn(t, db, "SELECT PUBLISHED_URL FROM AUD_DOCS_PUBLICATION ORDER BY DOCS_PUBLICATION_ID"); strings.Join(got, " ") != s.url {
+			t.Errorf("recorded URLs: %v, want %s", got, s.url)
+		}
+		stop(t, s)
+
+		other := freePort(t, s.url)
+		newURL := fmt.Sprintf("http://127.0.0.1:%d/", other)
+		wantExit(t, p.run(nil, "publish-docs", "--local-only", "--port", fmt.Sprint(other)), 3,
+			"the catalog was published at "+s.url+", and it is now served at "+newURL)
+		accepted := publish(t, p, "--port", fmt.Sprint(other), "--accept-new-url")
+		if accepted.url != newURL {
+			t.Errorf("served at %s, want %s", accepted.url, newURL)
+		}
+		stop(t, accepted)
+		if got := textColumn(t, db, "SELECT PUBLISHED_URL FROM AUD_DOCS_PUBLICATION ORDER BY DOCS_PUBLICATION_ID"); strings.Join(got, " ") != s.url+" "+newURL {
+			t.Errorf("recorded URLs: %v", got)
+		}
+	})
+}
+
+// stop interrupts publish-docs as Ctrl-C does and checks that it stopped.
+func stop(t *testing.T, s serving) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.wait(); r.code != 0 || !strings.HasSuffix(r.stdout, "publish-docs: stopped\n") {
+		t.Errorf("after Ctrl-C: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// freePort returns a free port of 127.0.0.1 other than the one of url.
+func freePort(t *testing.T, url string) int {
+	t.Helper()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if !strings.HasSuffix(url, fmt.Sprintf(":%d/", port)) {
+			return port
+		}
+	}
+}
