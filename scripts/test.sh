@@ -45,6 +45,11 @@ command -v sqlite3 >/dev/null 2>&1 || {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq && apt-get install -y -qq sqlite3 >/dev/null
 }
+/usr/bin/python3 -c "import yaml" >/dev/null 2>&1 || {
+	log "installing Debian's python3 and python3-yaml (the Airflow loader test runs the loader with them)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq python3 python3-yaml >/dev/null
+}
 
 free_port() {
 	local p

@@ -32,7 +32,7 @@ func slaFixture(t *testing.T, db *engine.DB, behave, hours string) (*fixture, *b
 	f.opts.OnBreach = seen.report
 	f.b.Pipeline("P", "FULL")
 	f.task("P", "slow", behave)
-	f.b.Exec("UPDATE CFG_PIPELINES SET SLA_IN_HOURS = "+hours+" WHERE PIPELINE_CODE = 'P'")
+	f.b.Exec("UPDATE CFG_PIPELINES SET SLA_IN_HOURS = " + hours + " WHERE PIPELINE_CODE = 'P'")
 	return f, seen
 }
 
