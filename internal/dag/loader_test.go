@@ -60,7 +60,9 @@ class DAG:
 
 
 class BaseOperator:
-    def __init__(self, task_id, dag, trigger_rule="all_success", **kwargs):
+    def __init__(self, task_id, dag, trigger_rule="all_success", retries=None, **kwargs):
+        if retries is not None:
+            kwargs["retries"] = retries
         if dag is None or not TASK_ID.match(task_id) or task_id in dag.tasks or trigger_rule not in TRIGGER_RULES:
             raise ValueError("bad task %r (trigger rule %r)" % (task_id, trigger_rule))
         self.task_id, self.dag, self.upstream = task_id, dag, set()
@@ -78,11 +80,13 @@ class BaseOperator:
 
 class BashOperator(BaseOperator):
     if OLD:
-        def __init__(self, task_id, bash_command, env=None, dag=None, trigger_rule="all_success"):
-            super().__init__(task_id, dag, trigger_rule, bash_command=bash_command, env=env)
+        def __init__(self, task_id, bash_command, env=None, dag=None, trigger_rule="all_success", **more):
+            super().__init__(task_id, dag, trigger_rule, bash_command=bash_command, env=env, **more)
     else:
-        def __init__(self, task_id, bash_command, env=None, append_env=False, dag=None, trigger_rule="all_success"):
-            super().__init__(task_id, dag, trigger_rule, bash_command=bash_command, env=env, append_env=append_env)
+        def __init__(self, task_id, bash_command, env=None, append_env=False, dag=None, trigger_rule="all_success",
+                     **more):
+            super().__init__(task_id, dag, trigger_rule, bash_command=bash_command, env=env, append_env=append_env,
+                             **more)
 `,
 	"airflow/operators/trigger_dagrun.py": `from airflow import BaseOperator
 
@@ -259,6 +263,9 @@ func expectedDAG(t *testing.T, text []byte, old bool) (string, map[string]any) {
 			task["operator"] = "BashOperator"
 			k["bash_command"], k["env"], k["append_env"] = s["bash_command"], commandEnv, true
 		}
+		if id == dag.FinalizeStep {
+			k["retries"] = 0
+		}
 		task["kwargs"] = k
 		tasks[id] = task
 	}
@@ -337,10 +344,11 @@ func TestLoaderBuildsTheGoldenDAGs(t *testing.T) {
 			t.Errorf("Airflow %s stand-in: %d DAGs, want %d", version, len(got.DAGs), len(want))
 		}
 	}
-	// A spot check that does not go through expectedDAG.
+	// Spot checks that do not go through expectedDAG.
 	r := runLoader(t, map[string][]byte{"remote.yml": descriptors["remote.yml"]})
 	if !strings.Contains(r.stdout, `"__wait_for_UP.audit__": {"kwargs": {"allowed_states": ["success", "failed", "upstream_failed", "skipped"], "external_dag_id": "UP", "external_task_id": "audit", "failed_states": [], "mode": "reschedule"`) ||
-		!strings.Contains(r.stdout, `"env": {"ETL_CRAFT_ACTOR": "airflow", "ETL_CRAFT_ACTOR_KIND": "ORCHESTRATOR", "ETL_CRAFT_DAG_RUN_ID": "{{ run_id }}"}`) {
+		!strings.Contains(r.stdout, `"env": {"ETL_CRAFT_ACTOR": "airflow", "ETL_CRAFT_ACTOR_KIND": "ORCHESTRATOR", "ETL_CRAFT_DAG_RUN_ID": "{{ run_id }}"}`) ||
+		!strings.Contains(r.stdout, `--finalize-only --run-key orchestrator:{{ run_id }} --run-date {{ data_interval_end | ds }}", "env": {"ETL_CRAFT_ACTOR": "airflow", "ETL_CRAFT_ACTOR_KIND": "ORCHESTRATOR", "ETL_CRAFT_DAG_RUN_ID": "{{ run_id }}"}, "retries": 0`) {
 		t.Errorf("remote.yml:\n%s", r.stdout)
 	}
 }

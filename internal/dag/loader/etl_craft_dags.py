@@ -8,7 +8,7 @@ and builds one DAG per file with Airflow's standard operators:
 * a step with `bash_command` becomes a BashOperator running that command,
   with ETL_CRAFT_ACTOR_KIND=ORCHESTRATOR, ETL_CRAFT_ACTOR (ETL_CRAFT_AIRFLOW_ACTOR,
   default "airflow") and ETL_CRAFT_DAG_RUN_ID (the DAG run's id) in its
-  environment;
+  environment; __finalize__ is never retried;
 * a step with `sensor` becomes an ExternalTaskSensor in reschedule mode;
 * each pipeline of the global DAG becomes a TriggerDagRunOperator that waits
   for the pipeline's DAG run to finish.
@@ -43,6 +43,7 @@ START_DATE = datetime.datetime.strptime(os.environ.get("ETL_CRAFT_START_DATE") o
     tzinfo=datetime.timezone.utc
 )
 POKE_SECONDS = 60
+FINALIZE_STEP = "__finalize__"
 
 # What every etl-craft command runs with: the orchestrator actor and the DAG run.
 COMMAND_ENV = {
@@ -67,14 +68,18 @@ class DescriptorError(ValueError):
 
 
 def _bash(dag, step_id, step):
+    kwargs = {"task_id": step_id, "trigger_rule": step["trigger_rule"], "dag": dag}
+    if step_id == FINALIZE_STEP:
+        # Its exit 1 reports a FAILED run: trying it again would only find
+        # the run ended.
+        kwargs["retries"] = 0
     command = step["bash_command"]
     if APPEND_ENV:
-        return BashOperator(task_id=step_id, bash_command=command, env=dict(COMMAND_ENV), append_env=True,
-                            trigger_rule=step["trigger_rule"], dag=dag)
+        return BashOperator(bash_command=command, env=dict(COMMAND_ENV), append_env=True, **kwargs)
     # Without append_env, the variables go before the command, keeping the
     # worker's environment.
     prefix = " ".join("%s=%s" % kv for kv in sorted(COMMAND_ENV.items()))
-    return BashOperator(task_id=step_id, bash_command=prefix + " " + command, trigger_rule=step["trigger_rule"], dag=dag)
+    return BashOperator(bash_command=prefix + " " + command, **kwargs)
 
 
 def _sensor(dag, step_id, step):
