@@ -186,7 +186,7 @@ func (h rulesHandler) runRule(ctx context.Context, t *handler.Task, log *slog.Lo
 	if err != nil {
 		return err
 	}
-	if prev.status == statusSuccess && !t.Force {
+	if prev.status == statusSuccess && !t.Force && !t.Rerun {
 		log.Info("the business rule already succeeded in this task run: not checked again")
 		tally.add(0, 0, true)
 		return nil
