@@ -79,6 +79,13 @@ type Handler interface {
 	Check(t *Task) (failures, warnings []string)
 }
 
+// WarehouseChecker is a Handler whose review can go further with a
+// connection to the warehouse: `validate` calls CheckWarehouse, after Check,
+// when it can connect. It reads and changes nothing.
+type WarehouseChecker interface {
+	CheckWarehouse(ctx context.Context, w warehouse.Warehouse, t *Task) (failures, warnings []string)
+}
+
 // Registry maps a HANDLER value (SQL, PYTHON, BUSINESS_RULES, EMAIL_ALERT) to
 // its handler.
 type Registry map[string]Handler

@@ -89,6 +89,13 @@ func ForReading() Option {
 	return func(s *settings) { s.reading, s.noWarehouse = true, true }
 }
 
+// ForChecking opens the Engine DB as ForReading does, but keeps the
+// warehouse's writer pool, which connects only at its first use: validate
+// checks business rules against the warehouse when it can reach it.
+func ForChecking() Option {
+	return func(s *settings) { s.reading = true }
+}
+
 // Open opens the project of cfg: it connects to the Engine DB and builds
 // the handlers and, unless WithoutWarehouse, the warehouse's writer pool,
 // which connects at its first use. The caller closes the project.

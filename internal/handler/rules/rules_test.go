@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -224,6 +225,53 @@ func TestCheck(t *testing.T) {
 			"SQL_ACTION is not a parameter BUSINESS_RULES tasks read: their rules are the CFG_BUSINESS_RULES rows of the task"
 		if got := check(); got != want {
 			t.Fatalf("Check:\n%s\nwant\n%s", got, want)
+		}
+	})
+}
+
+// Against the warehouse, validate's review finds a rule whose target table
+// is missing, whose key column is missing, or whose SQL does not parse or
+// does not run there (an unknown column: the text alone is fine); a good
+// rule, and a rule whose text Check already refuses (an unknown bind
+// parameter), add nothing; nothing is recorded.
+func TestCheckWarehouseFindsMissingTablesColumnsAndBrokenSQL(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		e.rule("a_good", 1, "REJECT", negative)
+		e.rule("b_unknown_column", 1, "REJECT", "SELECT 1 WHERE t.no_such_column < 0")
+		e.rule("c_unclosed", 1, "REJECT", "SELECT 1 WHERE (t.amount < 0")
+		e.rule("c_unknown_parameter", 1, "REJECT", "SELECT 1 WHERE t.amount < :nope")
+		e.b.Exec(`INSERT INTO CFG_BUSINESS_RULES (BUSINESS_RULE_NAME, PIPELINE_ID, TASK_ID, BUSINESS_RULE_SQL, BUSINESS_RULE_TYPE,
+  BUSINESS_RULE_KEY_COLUMN, TARGET_TABLE, SEQUENCE_NUMBER) VALUES
+  ('d_no_table', $1, $2, 'SELECT 1', 'REJECT', 'id', 'staging.nowhere', 2),
+  ('e_no_key', $1, $2, 'SELECT 1', 'REJECT', 'order_id', 'staging.orders', 2)`, e.pipeID, e.taskID)
+		e.exec("INSERT INTO staging.orders VALUES (1, -1, 1)")
+		ctx := context.Background()
+		w, err := warehouse.Open(ctx, e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		h := rules.New(e.db, 4)
+		task := &handler.Task{PipelineID: e.pipeID, PipelineCode: "P", TaskCode: "check"}
+		checkFailures, _ := h.Check(task)
+		failures, warnings := h.(handler.WarehouseChecker).CheckWarehouse(ctx, w, task)
+		if len(failures) != 4 || len(warnings) != 0 {
+			t.Fatalf("failures %q warnings %q", failures, warnings)
+		}
+		for i, want := range []string{"business rule b_unknown_column: BUSINESS_RULE_SQL does not run against staging.orders: ",
+			"business rule c_unclosed: BUSINESS_RULE_SQL does not run against staging.orders: ",
+			"business rule d_no_table: the TARGET_TABLE staging.nowhere does not exist",
+			"business rule e_no_key: the TARGET_TABLE staging.orders has no column order_id (BUSINESS_RULE_KEY_COLUMN)"} {
+			if !strings.HasPrefix(failures[i], want) {
+				t.Errorf("failure %d: %q, want %q…", i, failures[i], want)
+			}
+		}
+		if !strings.Contains(failures[0], "no_such_column") || !strings.Contains(strings.ToLower(failures[1]), "syntax error") ||
+			len(checkFailures) != 1 || !strings.Contains(checkFailures[0], "c_unknown_parameter") {
+			t.Errorf("failures %q; Check's %q", failures, checkFailures)
+		}
+		if got := e.query("SELECT COUNT(*) FROM AUD_BUSINESS_RULES_RUN_LOG"); fmt.Sprint(got) != "[0]" {
+			t.Errorf("the review recorded rule runs: %v", got)
 		}
 	})
 }
