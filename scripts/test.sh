@@ -27,29 +27,31 @@ find_pg_bindir() {
 	done
 }
 
+# Debian packages the tests need, installed in one apt-get call when missing.
+missing=()
+need() { # need PACKAGE WHY CHECK...
+	local pkg=$1 why=$2
+	shift 2
+	"$@" >/dev/null 2>&1 || { log "installing Debian's $pkg ($why)"; missing+=("$pkg"); }
+}
 PGBIN=$(find_pg_bindir)
-if [ -z "$PGBIN" ]; then
-	log "PostgreSQL server binaries are missing: installing Debian's postgresql package"
+[ -n "$PGBIN" ] || need postgresql "the throwaway test server" false
+need openssl "the test server's certificates" command -v openssl
+need sqlite3 "the guard tests use its shell" command -v sqlite3
+need chromium "the catalog site's browser tests" command -v chromium
+# Scripts run with Debian's /usr/bin/python3, where its python3-* packages
+# install (a PATH may hold another python3 first).
+need python3 "ingestion scripts and the Airflow loader test" test -x /usr/bin/python3
+need python3-sqlalchemy "the reference's scripts import its text()" /usr/bin/python3 -c 'import sqlalchemy'
+need python3-yaml "the Airflow loader reads the DAG descriptors" /usr/bin/python3 -c 'import yaml'
+if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+	apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ -z "$PGBIN" ]; then
 	PGBIN=$(find_pg_bindir)
 	[ -n "$PGBIN" ] || { log "could not find initdb after installing postgresql"; exit 1; }
 fi
-command -v openssl >/dev/null 2>&1 || {
-	log "installing openssl (the test server's certificates)"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq && apt-get install -y -qq openssl >/dev/null
-}
-command -v sqlite3 >/dev/null 2>&1 || {
-	log "installing the sqlite3 shell (the guard tests use it)"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq && apt-get install -y -qq sqlite3 >/dev/null
-}
-command -v chromium >/dev/null 2>&1 || {
-	log "installing Debian's chromium (the catalog site's browser tests use it)"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq && apt-get install -y -qq chromium >/dev/null
-}
 
 free_port() {
 	local p

@@ -22,7 +22,8 @@ func (a *app) generateYmlCommand() *cobra.Command {
 			"the pipeline DAGs in dependency order (needs Orchestration.Global_dag: true), with --docs the DAG\n" +
 			"that regenerates the catalog (needs Docs_site.Schedule). It writes to stdout, or to --output\n" +
 			"(creating its folders) and prints 'wrote <path>'. In remote mode a rule the orchestrator\n" +
-			"cannot express is refused (exit 18).",
+			"cannot express is refused (exit 18). --print-loader writes instead the Python file that\n" +
+			"Airflow loads the descriptors of a folder with (" + dag.LoaderFile + ").",
 		Args: cobra.NoArgs,
 	}
 	pipe := addPipelineFlag(cmd, false, "write this pipeline's DAG")
@@ -30,16 +31,20 @@ func (a *app) generateYmlCommand() *cobra.Command {
 	global := fl.Bool("global", false, "write the global DAG of pipeline dependencies (needs Orchestration.Global_dag: true)")
 	docs := fl.Bool("docs", false, "write the DAG that regenerates the catalog (needs Docs_site.Schedule)")
 	version := fl.String("airflow-version", dag.DefaultAirflowVersion, "the Airflow version range the DAG is for; remote DAGs need at least 2.2.0")
+	loader := fl.Bool("print-loader", false, "write the Airflow loader ("+dag.LoaderFile+"), which builds the DAGs of a folder of descriptors")
 	output := fl.String("output", "", "write the YAML to this file, creating its folders, instead of stdout")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		chosen := 0
-		for _, set := range []bool{pipe.code != "", *global, *docs} {
+		for _, set := range []bool{pipe.code != "", *global, *docs, *loader} {
 			if set {
 				chosen++
 			}
 		}
 		if chosen != 1 {
-			return usagef("give exactly one of --pipeline_code, --global or --docs")
+			return usagef("give exactly one of --pipeline_code, --global, --docs or --print-loader")
+		}
+		if *loader {
+			return a.writeOutput(*output, dag.Loader())
 		}
 		cfg, err := a.loadConfig()
 		if err != nil {
@@ -58,20 +63,26 @@ func (a *app) generateYmlCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if *output == "" {
-			_, err := a.stdout.Write(out)
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(*output), 0o755); err != nil {
-			return exit.Wrap(exit.Configuration, err, "cannot create the folder of %s", *output)
-		}
-		if err := os.WriteFile(*output, out, 0o644); err != nil {
-			return exit.Wrap(exit.Configuration, err, "cannot write %s", *output)
-		}
-		a.printf("wrote %s\n", *output)
-		return nil
+		return a.writeOutput(*output, out)
 	}
 	return cmd
+}
+
+// writeOutput writes out to stdout when path is empty, else to the file,
+// creating its folders, and prints "wrote <path>".
+func (a *app) writeOutput(path string, out []byte) error {
+	if path == "" {
+		_, err := a.stdout.Write(out)
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return exit.Wrap(exit.Configuration, err, "cannot create the folder of %s", path)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		return exit.Wrap(exit.Configuration, err, "cannot write %s", path)
+	}
+	a.printf("wrote %s\n", path)
+	return nil
 }
 
 // pipelineDAG loads the pipeline's graph (or, for code "", every active

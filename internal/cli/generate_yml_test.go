@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/etl-craft/etl-craft/internal/dag"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
@@ -99,5 +100,26 @@ func TestGenerateYmlDocs(t *testing.T) {
 	if !strings.Contains(out, "dag_id: etl_craft_docs\n") || !strings.Contains(out, "schedule: 0 6 * * *\n") ||
 		!strings.Contains(out, "bash_command: etl-craft generate-docs\n") {
 		t.Errorf("docs DAG:\n%s", out)
+	}
+}
+
+// --print-loader writes the Airflow loader, without needing a project, to
+// stdout or --output; it goes alone.
+func TestGenerateYmlPrintLoader(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, engine.SQLite, "")
+	out := p.ok("generate-yml", "--print-loader").stdout
+	if out != string(dag.Loader()) || !strings.Contains(out, `"ETL_CRAFT_ACTOR_KIND": "ORCHESTRATOR"`) {
+		t.Fatalf("the loader:\n%s", out)
+	}
+	dest := filepath.Join(t.TempDir(), "airflow", "dags", dag.LoaderFile)
+	if r := p.ok("generate-yml", "--print-loader", "--output", dest); r.stdout != "wrote "+dest+"\n" {
+		t.Errorf("--output printed %q", r.stdout)
+	}
+	if written, _ := os.ReadFile(dest); string(written) != out {
+		t.Errorf("the file differs from stdout")
+	}
+	if r := p.run(nil, "generate-yml", "--print-loader", "--docs"); r.code != 2 || !strings.Contains(r.stderr, "--print-loader") {
+		t.Errorf("--print-loader --docs: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -1,13 +1,21 @@
 package cli
 
 import (
+	"context"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
+	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/report"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
+
+// warehouseCheckTimeout bounds validate's connection to the warehouse.
+const warehouseCheckTimeout = 20 * time.Second
 
 func (a *app) validateCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -17,20 +25,39 @@ func (a *app) validateCommand() *cobra.Command {
 			"its graph, its pipeline dependencies, HAS_DATA dependencies on tasks that never report rows,\n" +
 			"each task's parameters through its handler, and in remote mode every rule the orchestrator\n" +
 			"cannot express (RUN_CONDITION N, HAS_DATA, mixed dependency types). It prints one [FAIL] or [WARN] line per\n" +
-			"finding and a summary, and exits 1 when anything failed. It connects to no warehouse.",
+			"finding and a summary, and exits 1 when anything failed. It connects to the warehouse only to check\n" +
+			"business rules (their target tables, key columns and SQL), and only when there are some; when it\n" +
+			"cannot connect, that is one warning.",
 		Args: cobra.NoArgs,
 	}
 	pipe := addPipelineFlag(cmd, false, "check only this pipeline")
 	format := addFormatFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		p, err := a.openReading(cmd.Context())
+		cfg, err := a.loadConfig()
+		if err != nil {
+			return err
+		}
+		p, err := project.Open(cmd.Context(), cfg, a.projectOptions(project.ForChecking())...)
 		if err != nil {
 			return err
 		}
 		defer p.Close()
-		v, err := inspect.Validate(cmd.Context(), p.DB, inspect.ValidateRequest{
-			PipelineCode: pipe.code, Handlers: p.Handlers, ProjectDir: p.Config.ProjectDir,
-			Remote: p.Config.Orchestration.Mode == config.ModeRemote, GlobalDAG: p.Config.Orchestration.GlobalDAG})
+		req := inspect.ValidateRequest{PipelineCode: pipe.code, Handlers: p.Handlers, ProjectDir: cfg.ProjectDir,
+			Remote: cfg.Orchestration.Mode == config.ModeRemote, GlobalDAG: cfg.Orchestration.GlobalDAG}
+		if p.Warehouse != nil {
+			req.Warehouse = func(ctx context.Context) (warehouse.Warehouse, func(), error) {
+				ctx, cancel := context.WithTimeout(ctx, warehouseCheckTimeout)
+				defer cancel()
+				w, release, err := p.Warehouse.Acquire(ctx)
+				if err == nil {
+					if err = w.Ping(ctx); err != nil {
+						release()
+					}
+				}
+				return w, release, err
+			}
+		}
+		v, err := inspect.Validate(cmd.Context(), p.DB, req)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,10 @@
 package cli_test
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,5 +39,75 @@ SELECT t.TASK_ID, v.name, v.value FROM v LEFT JOIN CFG_TASKS t ON t.TASK_CODE = 
 	}
 	if strings.Contains(r.stdout, "P.good") {
 		t.Errorf("a valid task was reported:\n%s", r.stdout)
+	}
+}
+
+// rulesAndAlert registers pipeline Q with a rules task, whose rules are
+// good, on a missing table, on a missing key column and with SQL the
+// warehouse cannot run, and an alert task without EMAIL_TO or
+// EMAIL_SUBJECT.
+const rulesAndAlert = `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('Q', 'Q', 'FULL');
+INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER) SELECT 'check', 'ETL', PIPELINE_ID, 'BUSINESS_RULES' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'Q';
+INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER) SELECT 'alert', 'ETL', PIPELINE_ID, 'EMAIL_ALERT' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'Q';
+INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELECT TASK_ID, 'EMAIL_BODY', 'done' FROM CFG_TASKS WHERE TASK_CODE = 'alert';
+WITH rules (name, rule_sql, key_column, target) AS (VALUES
+  ('good', 'SELECT 1 WHERE t.amount < 0', 'id', 'main.orders'),
+  ('no_table', 'SELECT 1', 'id', 'main.nowhere'),
+  ('no_key', 'SELECT 1', 'order_id', 'main.orders'),
+  ('bad_sql', 'SELECT 1 WHERE t.amont < 0', 'id', 'main.orders'))
+INSERT INTO CFG_BUSINESS_RULES (BUSINESS_RULE_NAME, PIPELINE_ID, TASK_ID, BUSINESS_RULE_SQL, BUSINESS_RULE_TYPE,
+  BUSINESS_RULE_KEY_COLUMN, TARGET_TABLE, SEQUENCE_NUMBER)
+SELECT rules.name, t.PIPELINE_ID, t.TASK_ID, rules.rule_sql, 'REJECT', rules.key_column, rules.target, 1
+FROM rules LEFT JOIN CFG_TASKS t ON t.TASK_CODE = 'check';
+`
+
+// validate reports alert tasks without EMAIL_TO or EMAIL_SUBJECT, and
+// checks business rules against the warehouse when it can connect: a
+// missing target table or key column, SQL that does not run; when it
+// cannot, that is one warning and the rest is still checked. A project
+// without rules tasks never connects.
+func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, engine.SQLite, "")
+	p.ok("setup")
+	p.write("migrations/0001_sql.sql", sqlPipeline("P", createTable("load", "main.t", "SELECT 1 AS id")))
+	p.ok("migrate")
+	if r := p.ok("validate"); r.stdout != "checked 1 pipeline(s) and 1 task(s): 0 failed, 0 warning(s)\n" {
+		t.Fatalf("%q", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("validate without rules tasks touched the warehouse: %v", err)
+	}
+	p.duckExec("CREATE TABLE main.orders (id INTEGER, amount INTEGER)")
+	p.write("migrations/0002_q.sql", rulesAndAlert)
+	p.ok("migrate")
+	r := p.run(nil, "validate", "--pipeline_code", "Q")
+	want := []string{
+		"[FAIL] Q.alert: EMAIL_TO is required: the recipients, separated by |",
+		"[FAIL] Q.alert: EMAIL_SUBJECT is required",
+		"[FAIL] Q.check: business rule bad_sql: BUSINESS_RULE_SQL does not run against main.orders: Binder Error:",
+		"[FAIL] Q.check: business rule no_key: the TARGET_TABLE main.orders has no column order_id (BUSINESS_RULE_KEY_COLUMN)",
+		"[FAIL] Q.check: business rule no_table: the TARGET_TABLE main.nowhere does not exist",
+		"checked 1 pipeline(s) and 2 task(s): 5 failed, 0 warning(s)",
+	}
+	if r.code != 1 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("validate output lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "rule good") {
+		t.Errorf("the good rule was reported:\n%s", r.stdout)
+	}
+
+	p.withWarehouse("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://127.0.0.1:1/nowhere?sslmode=disable\n"+
+		"    schema: public\n    auth_mode: password\n    user: nobody\n    secret: WAREHOUSE_SECRET\n", []string{"WAREHOUSE_SECRET=x"})
+	r = p.run(nil, "validate", "--pipeline_code", "Q")
+	if r.code != 1 || !strings.Contains(r.stdout, "[WARN] warehouse: could not connect (") ||
+		!strings.Contains(r.stdout, "): business rules' target tables, key columns and SQL were not checked against it\n") ||
+		!strings.Contains(r.stdout, "checked 1 pipeline(s) and 2 task(s): 2 failed, 1 warning(s)") {
+		t.Errorf("an unreachable warehouse: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -180,6 +180,15 @@ func defaultArgs(p pipeline.Pipeline, o config.Orchestration) (dagArgs, error) {
 	return a, r.err
 }
 
+// EmailRecipients are the pipeline's DAG email recipients, which also
+// receive its SLA emails: PIPELINE_PARAMETERS.EMAIL_RECIPIENTS, else
+// Orchestration.Email_recipients (empty when neither is set). A parameter
+// of the wrong type is a metadata error (exit 4).
+func EmailRecipients(p pipeline.Pipeline, o config.Orchestration) ([]string, error) {
+	a, err := defaultArgs(p, o)
+	return a.email, err
+}
+
 // paramReader reads typed PIPELINE_PARAMETERS, keeping the first error.
 type paramReader struct {
 	code   string

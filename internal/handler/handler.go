@@ -28,8 +28,12 @@ type Task struct {
 	// RunDate is the run's logical date (midnight UTC of that date).
 	RunDate  time.Time
 	Backfill bool
-	// Force is set when the operator forced the task to run again.
+	// Force is set when the operator forced the task to run again (run
+	// --force): it works on all of its target, not only this run's rows.
 	Force bool
+	// Rerun is set when the operator reran the task under its run (run
+	// --rerun): it does again what an earlier attempt of the task run did.
+	Rerun bool
 	// Params are the task's active CFG_TASK_PARAMETERS by name.
 	Params map[string]string
 	// ProjectDir is the folder of craft-connector.yml (sql_files/ is in it).
@@ -73,6 +77,13 @@ type Handler interface {
 	// `validate`: problems that stop the task (failures) and doubtful ones
 	// (warnings).
 	Check(t *Task) (failures, warnings []string)
+}
+
+// WarehouseChecker is a Handler whose review can go further with a
+// connection to the warehouse: `validate` calls CheckWarehouse, after Check,
+// when it can connect. It reads and changes nothing.
+type WarehouseChecker interface {
+	CheckWarehouse(ctx context.Context, w warehouse.Warehouse, t *Task) (failures, warnings []string)
 }
 
 // Registry maps a HANDLER value (SQL, PYTHON, BUSINESS_RULES, EMAIL_ALERT) to

@@ -11,6 +11,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/report"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // The severities of a validation finding.
@@ -46,15 +47,21 @@ type ValidateRequest struct {
 	// GlobalDAG is Orchestration.Global_dag, under which mixed
 	// pipeline-dependency types cannot be expressed either.
 	GlobalDAG bool
+	// Warehouse, when set, connects to the warehouse for the handlers that
+	// check more with it (handler.WarehouseChecker); it is called only when
+	// such a task is checked. A connection that fails is one warning.
+	Warehouse func(ctx context.Context) (w warehouse.Warehouse, release func(), err error)
 }
 
 // Validate checks active pipelines the way a run would meet them, without
-// connecting to a warehouse or running anything: each pipeline's graph (an
-// invalid graph is a finding, not an error), its pipeline dependencies
-// (inactive upstreams, cycles among pipelines), HAS_DATA dependencies on
-// tasks that never report rows, every task's parameters through its
-// handler's Check, and in remote mode the rules the orchestrator cannot
-// express (pipeline.Graph.RemoteUnsupported). An unknown PipelineCode is a metadata error (exit 4).
+// running anything: each pipeline's graph (an invalid graph is a finding,
+// not an error), its pipeline dependencies (inactive upstreams, cycles
+// among pipelines), HAS_DATA dependencies on tasks that never report rows,
+// every task's parameters through its handler's Check (and, with
+// req.Warehouse, its CheckWarehouse, the only use of a warehouse), and in
+// remote mode the rules the orchestrator cannot express
+// (pipeline.Graph.RemoteUnsupported). An unknown PipelineCode is a metadata
+// error (exit 4).
 func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (report.Validation, error) {
 	var pipes []pipeline.Pipeline
 	if req.PipelineCode != "" {
@@ -75,6 +82,8 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (repor
 		return report.Validation{}, err
 	}
 	v := report.Validation{Schema: report.SchemaValidation, Findings: []report.Finding{}}
+	wh := &lazyWarehouse{connect: req.Warehouse}
+	defer wh.close()
 	for _, p := range pipes {
 		g, err := pipeline.Load(ctx, q, p.Code)
 		if err != nil {
@@ -89,7 +98,7 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (repor
 			}
 		}
 		for _, t := range g.Tasks {
-			checkTask(&v, g, t, req)
+			checkTask(ctx, &v, g, t, req, wh)
 		}
 	}
 	return v, nil
@@ -122,18 +131,26 @@ func checkPipeline(v *report.Validation, g *pipeline.Graph, upstreams map[string
 	}
 }
 
-// checkTask records a task's handler findings and its HAS_DATA
+// checkTask records a task's handler findings, with the warehouse when its
+// handler checks more with it and the warehouse answers, and its HAS_DATA
 // dependencies on tasks that never report rows.
-func checkTask(v *report.Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateRequest) {
+func checkTask(ctx context.Context, v *report.Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateRequest, wh *lazyWarehouse) {
 	where := g.Pipeline.Code + "." + t.Code
 	if h, err := req.Handlers.For(t.Handler); err != nil {
 		add(v, Fail, where, err.Error())
 	} else {
-		failures, warnings := h.Check(&handler.Task{
+		ht := &handler.Task{
 			PipelineID: g.Pipeline.ID, PipelineCode: g.Pipeline.Code, TaskCode: t.Code,
 			RefreshType: g.Pipeline.RefreshType, Params: t.Params, ProjectDir: req.ProjectDir,
 			Log: slog.New(slog.DiscardHandler),
-		})
+		}
+		failures, warnings := h.Check(ht)
+		if wc, ok := h.(handler.WarehouseChecker); ok {
+			if w := wh.get(ctx, v); w != nil {
+				more, warned := wc.CheckWarehouse(ctx, w, ht)
+				failures, warnings = append(failures, more...), append(warnings, warned...)
+			}
+		}
 		for _, m := range failures {
 			add(v, Fail, where, m)
 		}
@@ -221,4 +238,36 @@ func pipelineCycle(code string, upstreams map[string][]string) []string {
 		return path
 	}
 	return nil
+}
+
+// lazyWarehouse connects to the warehouse at its first use, once: a
+// connection that fails is one warning, and the checks that need it are
+// left out.
+type lazyWarehouse struct {
+	connect func(ctx context.Context) (warehouse.Warehouse, func(), error)
+	tried   bool
+	w       warehouse.Warehouse
+	release func()
+}
+
+// get returns the warehouse, or nil when there is none or it cannot be
+// reached (recorded in v the first time).
+func (l *lazyWarehouse) get(ctx context.Context, v *report.Validation) warehouse.Warehouse {
+	if l.connect == nil || l.tried {
+		return l.w
+	}
+	l.tried = true
+	w, release, err := l.connect(ctx)
+	if err != nil {
+		add(v, Warn, "warehouse", fmt.Sprintf("could not connect (%v): business rules' target tables, key columns and SQL were not checked against it", err))
+		return nil
+	}
+	l.w, l.release = w, release
+	return w
+}
+
+func (l *lazyWarehouse) close() {
+	if l.release != nil {
+		l.release()
+	}
 }

@@ -45,6 +45,8 @@ type Project struct {
 	Handlers handler.Registry
 
 	set settings
+	// mail is the sender of Orchestration.Email, built at its first use.
+	mail func() (*mail.Sender, error)
 
 	once sync.Once
 	sup  *run.Supervisor
@@ -87,6 +89,13 @@ func ForReading() Option {
 	return func(s *settings) { s.reading, s.noWarehouse = true, true }
 }
 
+// ForChecking opens the Engine DB as ForReading does, but keeps the
+// warehouse's writer pool, which connects only at its first use: validate
+// checks business rules against the warehouse when it can reach it.
+func ForChecking() Option {
+	return func(s *settings) { s.reading = true }
+}
+
 // Open opens the project of cfg: it connects to the Engine DB and builds
 // the handlers and, unless WithoutWarehouse, the warehouse's writer pool,
 // which connects at its first use. The caller closes the project.
@@ -115,7 +124,8 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 			return nil, err
 		}
 	}
-	p := &Project{Config: cfg, DB: db, Handlers: handlers(cfg, db), set: set}
+	sender := mailSender(cfg)
+	p := &Project{Config: cfg, DB: db, Handlers: handlers(cfg, db, sender), mail: sender, set: set}
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
 		p.Warehouse = pool.New(db, *wopts)
 		// Every run's connection test checks the schema a clone writes into.
@@ -141,10 +151,10 @@ func existing(o engine.Options) error {
 // handlers are the task handlers of this build, by HANDLER value, each
 // built with what it needs: run performs attempts with them and validate
 // checks parameters with them.
-func handlers(cfg *config.Config, db *engine.DB) handler.Registry {
+func handlers(cfg *config.Config, db *engine.DB, sender func() (*mail.Sender, error)) handler.Registry {
 	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db),
 		pipeline.HandlerBusinessRules: rules.New(db, cfg.Orchestration.MaxParallelTasks),
-		pipeline.HandlerEmailAlert:    email.New(db, mailSender(cfg), cfg.Orchestration.EnforceSLA)}
+		pipeline.HandlerEmailAlert:    email.New(db, sender, cfg.Orchestration.EnforceSLA)}
 }
 
 // mailSender returns the function that builds, at its first call, the

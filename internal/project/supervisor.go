@@ -12,7 +12,7 @@ import (
 
 // Supervisor returns the project's run supervisor, built at the first call:
 // the handlers, the warehouse pool, Orchestration's limits and log folder,
-// and the after-run hooks.
+// the SLA emails and the after-run hooks.
 func (p *Project) Supervisor() *run.Supervisor {
 	p.once.Do(func() { p.sup = run.New(p.supervisorOptions()) })
 	return p.sup
@@ -35,6 +35,7 @@ func (p *Project) supervisorOptions() run.Options {
 		ProjectDir:      cfg.ProjectDir,
 		Location:        o.Location,
 		AttemptLogLevel: p.set.attemptLevel,
+		OnBreach:        slaMail(cfg, p.mail),
 		Logger:          p.set.log,
 	}
 	if o.Retries != nil {

@@ -46,6 +46,8 @@ type slot struct {
 	task   *pipeline.Task
 	policy Policy
 	force  bool
+	// rerun is an operator's rerun of the task under its run.
+	rerun bool
 	// again lets a new attempt run a task whose summary ended SUCCESS or
 	// SKIPPED (force, or an orchestrator running it again).
 	again bool
@@ -113,7 +115,7 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 	t := &handler.Task{
 		PipelineID: sl.g.Pipeline.ID, PipelineRunID: sl.run.ID, TaskRunID: q.TaskRunID, AttemptID: q.AttemptID,
 		AttemptNumber: q.Number, PipelineCode: sl.g.Pipeline.Code, TaskCode: sl.task.Code,
-		RefreshType: sl.g.Pipeline.RefreshType, Backfill: sl.run.Backfill, Force: sl.force,
+		RefreshType: sl.g.Pipeline.RefreshType, Backfill: sl.run.Backfill, Force: sl.force, Rerun: sl.rerun,
 		Params: sl.task.Params, ProjectDir: s.opts.ProjectDir,
 	}
 	if d, err := time.Parse(time.DateOnly, sl.run.RunDate); err == nil {

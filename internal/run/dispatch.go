@@ -83,6 +83,8 @@ type dispatcher struct {
 	// then final, so FAILURE and ALWAYS edges on them are satisfied and
 	// SUCCESS edges never will be.
 	failuresFinal bool
+	// sla records the breach of a live run (sla.go).
+	sla slaWatch
 }
 
 // checkEvery is how often a running supervisor checks that its run is
@@ -134,6 +136,7 @@ func (s *Supervisor) dispatcher(g *pipeline.Graph, policies map[int64]Policy, r 
 			d.byID[t.ID] = x
 		}
 	}
+	d.watchSLA()
 	return d
 }
 
@@ -143,6 +146,7 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 	d.records = context.WithoutCancel(ctx)
 	d.attempts, d.stop = context.WithCancelCause(d.records)
 	defer d.stop(nil)
+	defer d.sla.reporting.Wait()
 	if err := d.load(d.records); err != nil {
 		return out, d.abandon(err)
 	}
@@ -208,6 +212,7 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 					"pipeline", d.g.Pipeline.Code, "pipeline_run_id", d.run.ID)
 				return d.leave(out, detail)
 			}
+			d.checkSLA(d.records)
 		}
 	}
 }

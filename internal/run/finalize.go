@@ -28,13 +28,14 @@ func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
 }
 
 // finish ends an IN-PROGRESS run held by owner ("" for none) from its
-// tasks' statuses, in one transaction with its SLA status and what it
+// tasks' statuses, in one transaction with its SLA status (recordSLA) and what it
 // consumed through its pipeline dependencies (gate.ConsumeRun: only a run
 // that ended SUCCESS consumes, and only its SATISFIED admission decisions),
 // then runs the after-run hooks. note, when set, is added to the summary.
 func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, owner, note string) (Outcome, error) {
 	out := Outcome{PipelineCode: g.Pipeline.Code, RunID: r.ID, Status: RunInProgress}
 	var status, detail string
+	var breach *Breach
 	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
 		rows, err := loadTaskRuns(ctx, tx, r.ID)
 		if err != nil {
@@ -42,7 +43,10 @@ func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, ow
 		}
 		now := time.Now()
 		status, detail = verdict(g, rows)
-		if err := finishRun(ctx, tx, r.ID, owner, runEnding{Status: status, SLA: slaStatus(g.Pipeline, r, now)}, now); err != nil {
+		if breach, err = recordSLA(ctx, tx, g.Pipeline, r, now, true); err != nil {
+			return err
+		}
+		if err := finishRun(ctx, tx, r.ID, owner, runEnding{Status: status}, now); err != nil {
 			return err
 		}
 		if err := fault.Point("pipeline.before_consumption"); err != nil {
@@ -61,20 +65,9 @@ func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, ow
 		out.Code = exit.Failure
 	}
 	s.log.Info("run ended", "pipeline", g.Pipeline.Code, "pipeline_run_id", r.ID, "status", status)
+	s.breached(ctx, breach)
 	s.runHooks(ctx, Ended{PipelineID: g.Pipeline.ID, PipelineCode: g.Pipeline.Code, RunID: r.ID, Status: status})
 	return out, nil
-}
-
-// slaStatus decides the run's SLA status when the pipeline has one: MET
-// when it ended within SLA_IN_HOURS of its start, else BREACHED.
-func slaStatus(p pipeline.Pipeline, r runRow, now time.Time) string {
-	if !p.SLAHours.Valid || !r.Start.Valid {
-		return ""
-	}
-	if now.Sub(r.Start.Time) > time.Duration(p.SLAHours.Float64*float64(time.Hour)) {
-		return "BREACHED"
-	}
-	return "MET"
 }
 
 // verdict applies the status rule to the run's tasks and writes the summary

@@ -75,7 +75,7 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 		if err != nil {
 			return out, err
 		}
-		res, err := s.runAttempts(ctx, slot{run: r, g: g, task: x, policy: policies[x.ID], force: true, queued: q})
+		res, err := s.runAttempts(ctx, slot{run: r, g: g, task: x, policy: policies[x.ID], rerun: true, again: true, queued: q})
 		if err != nil {
 			return out, err
 		}

@@ -67,6 +67,9 @@ type Options struct {
 	GlobalDAG bool
 	// Hooks run, in order, after a run ends.
 	Hooks []Hook
+	// OnBreach, when set, is told of each SLA breach this supervisor
+	// records: at most once per run (sla.go). Its error is logged.
+	OnBreach func(ctx context.Context, b Breach) error
 	// CloneSchema is the warehouse schema the after-run clone writes into,
 	// "" when cloning is off: every run's connection test checks it exists.
 	CloneSchema string

@@ -124,9 +124,6 @@ func releaseAbandonedRun(ctx context.Context, tx *wtx, id int64, owner string, c
 // runEnding is how a run ends.
 type runEnding struct {
 	Status string
-	// SLA is MET or BREACHED, "" when the pipeline has no SLA. A run keeps
-	// the SLA status decided first.
-	SLA string
 }
 
 // finishRun ends an IN-PROGRESS run held by owner ("" for a run nobody
@@ -139,17 +136,12 @@ func finishRun(ctx context.Context, tx *wtx, id int64, owner string, e runEnding
 	default:
 		return stale(runsTable, id, "finish", "an ending status", e.Status)
 	}
-	var sla any
-	if e.SLA != "" {
-		sla = e.SLA
-	}
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
-		SET STATUS = $2, END_DATE = $3, ENDED_BY = $4, ENDED_BY_KIND = $5, OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL,
-		    SLA_STATUS = COALESCE(SLA_STATUS, $6)
-		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $7 AND COALESCE(OWNER_ID, '') = $8
+		SET STATUS = $2, END_DATE = $3, ENDED_BY = $4, ENDED_BY_KIND = $5, OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $6 AND COALESCE(OWNER_ID, '') = $7
 		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID
-			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($9, $10))`,
-		id, e.Status, tx.TimeArg(now), actor.SystemActor.Name, string(actor.SystemActor.Kind), sla,
+			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($8, $9))`,
+		id, e.Status, tx.TimeArg(now), actor.SystemActor.Name, string(actor.SystemActor.Kind),
 		RunInProgress, owner, AttemptClaimed, AttemptRunning)
 	if err := runCAS(ctx, tx, res, err, id, "finish",
 		fmt.Sprintf("status %s owner='%s' and no claimed or running attempt", RunInProgress, owner)); err != nil {

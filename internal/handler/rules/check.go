@@ -107,11 +107,7 @@ func (c *checker) breaking(ctx context.Context, standing map[string]struct{}) (m
 // collect adds to out the keys of the target's rows that meet the
 // conditions, are active versions and break the rule.
 func (c *checker) collect(ctx context.Context, tx warehouse.Tx, b *warehouse.Binder, conds []string, out map[string]bool) error {
-	if c.active != "" {
-		conds = append(conds, "t."+c.active+" = 'Y'")
-	}
-	conds = append(conds, "EXISTS (\n"+c.stmt.bound(b, c.t)+"\n)")
-	q := "SELECT DISTINCT " + c.key + " FROM " + c.table + " AS t\nWHERE " + strings.Join(conds, "\n  AND ")
+	q := c.query(b, conds)
 	c.log.Debug("running a statement", "rule", c.r.name, "statement", q)
 	rows, err := tx.Query(ctx, q, b.Args...)
 	if err != nil {
@@ -131,6 +127,66 @@ func (c *checker) collect(ctx context.Context, tx warehouse.Tx, b *warehouse.Bin
 		return c.failed(ctx, err)
 	}
 	return nil
+}
+
+// query is the SELECT of the keys of the target's rows that meet the
+// conditions, are active versions and break the rule, its values bound in b.
+func (c *checker) query(b *warehouse.Binder, conds []string) string {
+	if c.active != "" {
+		conds = append(conds, "t."+c.active+" = 'Y'")
+	}
+	conds = append(conds, "EXISTS (\n"+c.stmt.bound(b, c.t)+"\n)")
+	return "SELECT DISTINCT " + c.key + " FROM " + c.table + " AS t\nWHERE " + strings.Join(conds, "\n  AND ")
+}
+
+// CheckWarehouse reviews the task's active rules against the warehouse for
+// validate, beyond what Check finds in their text: each rule's target table
+// must exist with its key column, and its SQL must run there, which the
+// warehouse tells by preparing the rule's query on no row (WHERE 1 = 0, in a
+// transaction rolled back). It reads no row and changes nothing.
+func (h rulesHandler) CheckWarehouse(ctx context.Context, w warehouse.Warehouse, t *handler.Task) (failures, warnings []string) {
+	if h.db == nil {
+		return nil, nil
+	}
+	all, err := taskRules(ctx, h.db, t.PipelineID, t.TaskCode)
+	if err != nil {
+		return []string{err.Error()}, nil
+	}
+	for _, wave := range wavesOf(all) {
+		for _, r := range wave {
+			if _, problems := readSQL(r); len(problems) > 0 || strings.TrimSpace(r.key) == "" {
+				continue // Check reports them
+			}
+			if problem := dryRun(ctx, w, t, r); problem != "" {
+				failures = append(failures, problem)
+			}
+		}
+	}
+	return failures, nil
+}
+
+// dryRun prepares the rule's query on no row and returns what is wrong with
+// the rule on the warehouse, or "".
+func dryRun(ctx context.Context, w warehouse.Warehouse, t *handler.Task, r rule) string {
+	c, err := newChecker(ctx, w, t, slog.New(slog.DiscardHandler), r)
+	if err != nil {
+		return err.Error()
+	}
+	tx, err := w.Begin(ctx)
+	if err != nil {
+		return fmt.Sprintf("business rule %s: could not begin a warehouse transaction to check it: %v", r.name, err)
+	}
+	defer tx.Rollback()
+	b := &warehouse.Binder{D: w}
+	rows, err := tx.Query(ctx, c.query(b, []string{"1 = 0"}), b.Args...)
+	if err == nil {
+		err = rows.Err()
+		rows.Close()
+	}
+	if err != nil {
+		return fmt.Sprintf("business rule %s: BUSINESS_RULE_SQL does not run against %s: %v", r.name, r.target, err)
+	}
+	return ""
 }
 
 // failed names the rule of a failed query; when the attempt's context

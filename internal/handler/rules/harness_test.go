@@ -134,12 +134,21 @@ func (e *env) newRun() (runID, taskRunID int64) {
 	return runID, taskRunID
 }
 
-// attempt runs one attempt of check in the task run, forced or not, with
-// at most maxParallel rules at once.
-func (e *env) attempt(runID, taskRunID int64, force bool, maxParallel int) (handler.Result, error) {
+// mode is how an operator asked for an attempt.
+type mode int
+
+const (
+	plain  mode = iota
+	forced      // run --force
+	rerun       // run --rerun
+)
+
+// attempt runs one attempt of check in the task run, as asked, with at most
+// maxParallel rules at once.
+func (e *env) attempt(runID, taskRunID int64, m mode, maxParallel int) (handler.Result, error) {
 	t := &handler.Task{
 		PipelineID: e.pipeID, PipelineRunID: runID, TaskRunID: taskRunID, AttemptNumber: 1,
-		PipelineCode: "P", TaskCode: "check", RefreshType: "FULL", Force: force,
+		PipelineCode: "P", TaskCode: "check", RefreshType: "FULL", Force: m == forced, Rerun: m == rerun,
 		RunDate: time.Date(2024, 3, 15, 0, 0, 0, 0, time.UTC), Log: slog.New(slog.DiscardHandler),
 		Warehouse: func(ctx context.Context) (warehouse.Warehouse, func(), error) {
 			w, err := warehouse.Open(ctx, e.opts)
@@ -153,9 +162,9 @@ func (e *env) attempt(runID, taskRunID int64, force bool, maxParallel int) (hand
 }
 
 // must runs an attempt that must succeed and checks its counts.
-func (e *env) must(runID, taskRunID int64, force bool, want string) handler.Result {
+func (e *env) must(runID, taskRunID int64, m mode, want string) handler.Result {
 	e.t.Helper()
-	r, err := e.attempt(runID, taskRunID, force, 4)
+	r, err := e.attempt(runID, taskRunID, m, 4)
 	if err != nil {
 		e.t.Fatal(err)
 	}

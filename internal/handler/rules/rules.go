@@ -22,8 +22,8 @@
 // has its own AUD_BUSINESS_RULES_RUN_LOG row and commits on its own. A
 // failed rule fails the task once its wave has finished, and the later
 // waves' rules are recorded SKIPPED. Another attempt of the same task run
-// skips the rules that succeeded; a forced one (--force, --rerun) checks
-// every rule again.
+// skips the rules that succeeded; a rerun (--rerun) checks every rule again
+// on the run's rows, a forced one (--force) on the whole table.
 package rules
 
 import (
@@ -58,7 +58,7 @@ type rulesHandler struct {
 // Check reviews a rules task for validate: its parameters (it reads none
 // besides those every task may set) and, when the handler has an Engine DB,
 // its active rules' SQL and key column, without connecting to the
-// warehouse.
+// warehouse (CheckWarehouse goes on with it).
 func (h rulesHandler) Check(t *handler.Task) (failures, warnings []string) {
 	names := make([]string, 0, len(t.Params))
 	for name := range t.Params {
@@ -186,7 +186,7 @@ func (h rulesHandler) runRule(ctx context.Context, t *handler.Task, log *slog.Lo
 	if err != nil {
 		return err
 	}
-	if prev.status == statusSuccess && !t.Force {
+	if prev.status == statusSuccess && !t.Force && !t.Rerun {
 		log.Info("the business rule already succeeded in this task run: not checked again")
 		tally.add(0, 0, true)
 		return nil

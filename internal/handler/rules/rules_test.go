@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestFlagAndClear(t *testing.T) {
 		e.rule("other_run", 1, "REPORT", "SELECT 1 WHERE t.pipeline_run_id::BIGINT <> :pipeline_run_id")
 		r1, tr1 := e.newRun()
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, 10, %d), (2, -1, %d), (3, -3, %d)", r1, r1, r1))
-		e.must(r1, tr1, false, "insert=2 update=0 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r1, tr1, plain, "insert=2 update=0 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 2 REJECT", "negative 3 REJECT")
 		if got := e.runLog(tr1); got != "negative SUCCESS, other_run SUCCESS" {
 			t.Fatalf("run log %s", got)
@@ -35,7 +36,7 @@ func TestFlagAndClear(t *testing.T) {
 		e.exec(fmt.Sprintf("UPDATE staging.orders SET amount = 5, pipeline_run_id = %d WHERE id = 2", r2),
 			"DELETE FROM staging.orders WHERE id = 3",
 			fmt.Sprintf("INSERT INTO staging.orders VALUES (4, -4, %d)", r2))
-		e.must(r2, tr2, false, "insert=1 update=2 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r2, tr2, plain, "insert=1 update=2 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 4 REJECT")
 		e.wantCleared("negative 2", "negative 3")
 		// Each flag names the rule's run that raised it and its target.
@@ -54,10 +55,10 @@ func TestStandingFlagRecheck(t *testing.T) {
 		e.rule("negative", 1, "INCOMPLETE", negative)
 		r1, tr1 := e.newRun()
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, -1, %d), (2, -2, %d)", r1, r1))
-		e.must(r1, tr1, false, "insert=2 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r1, tr1, plain, "insert=2 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.exec("UPDATE staging.orders SET amount = 1 WHERE id = 1")
 		r2, tr2 := e.newRun()
-		e.must(r2, tr2, false, "insert=0 update=1 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r2, tr2, plain, "insert=0 update=1 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 2 INCOMPLETE")
 		e.wantCleared("negative 1")
 	})
@@ -70,10 +71,10 @@ func TestForceChecksTheWholeTable(t *testing.T) {
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, -1, %d), (2, 2, %d)", r1, r1))
 		e.rule("negative", 1, "REJECT", negative)
 		r2, tr2 := e.newRun()
-		e.must(r2, tr2, false, "insert=0 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r2, tr2, plain, "insert=0 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags()
 		r3, tr3 := e.newRun()
-		e.must(r3, tr3, true, "insert=1 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r3, tr3, forced, "insert=1 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 1 REJECT")
 	})
 }
@@ -86,13 +87,13 @@ func TestActiveVersionsOnly(t *testing.T) {
 		e.rule("negative", 1, "REJECT", negative)
 		r1, tr1 := e.newRun()
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, -1, %d, 'N'), (1, 1, %d, 'Y'), (2, -2, %d, 'Y')", r1, r1, r1))
-		e.must(r1, tr1, false, "insert=1 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r1, tr1, plain, "insert=1 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("negative 2 REJECT")
 		// Run 2 closes 2's breaking version and writes a passing one.
 		r2, tr2 := e.newRun()
 		e.exec("UPDATE staging.orders SET active_flag = 'N' WHERE id = 2",
 			fmt.Sprintf("INSERT INTO staging.orders VALUES (2, 2, %d, 'Y')", r2))
-		e.must(r2, tr2, false, "insert=0 update=1 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
+		e.must(r2, tr2, plain, "insert=0 update=1 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags()
 		e.wantCleared("negative 2")
 	})
@@ -109,7 +110,7 @@ func TestWavesFailureAndReruns(t *testing.T) {
 		e.rule("c_large", 2, "REPORT", "SELECT 1 WHERE t.amount > 100")
 		r1, tr1 := e.newRun()
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, -1, %d), (2, 200, %d)", r1, r1))
-		res, err := e.attempt(r1, tr1, false, 4)
+		res, err := e.attempt(r1, tr1, plain, 4)
 		wantCode(t, err, exit.Handler, "business rule b_broken failed on staging.orders")
 		if got := counts(res); got != "insert=1 update=0 written=0 RULES_CHECKED=1 RULES_ALREADY_SUCCEEDED=0" {
 			t.Fatalf("counts %s", got)
@@ -121,7 +122,7 @@ func TestWavesFailureAndReruns(t *testing.T) {
 
 		// The rule is fixed; the next attempt skips a_negative.
 		e.b.Exec("UPDATE CFG_BUSINESS_RULES SET BUSINESS_RULE_SQL = 'SELECT 1 WHERE t.amount = 0' WHERE BUSINESS_RULE_NAME = 'b_broken'")
-		e.must(r1, tr1, false, "insert=1 update=0 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=1")
+		e.must(r1, tr1, plain, "insert=1 update=0 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=1")
 		if got := e.runLog(tr1); got != "a_negative SUCCESS, b_broken SUCCESS, c_large SUCCESS" {
 			t.Fatalf("run log %s", got)
 		}
@@ -136,13 +137,17 @@ WHERE l.TASK_RUN_ID = $1 AND r.SEQUENCE_NUMBER = 2
 			t.Fatalf("wave 2 did not start after wave 1 ended: %v", order)
 		}
 
-		// A forced attempt (--rerun) checks every rule again; nothing changed.
-		e.exec("UPDATE staging.orders SET amount = 1 WHERE id = 1")
-		e.must(r1, tr1, true, "insert=0 update=1 written=0 RULES_CHECKED=3 RULES_ALREADY_SUCCEEDED=0")
+		// A rerun (--rerun) checks every rule again, on this run's rows and
+		// the standing flags only: a breaking row of another run is left to
+		// --force.
+		e.exec("UPDATE staging.orders SET amount = 1 WHERE id = 1", fmt.Sprintf("INSERT INTO staging.orders VALUES (3, -3, %d)", r1+1))
+		e.must(r1, tr1, rerun, "insert=0 update=1 written=0 RULES_CHECKED=3 RULES_ALREADY_SUCCEEDED=0")
 		e.wantFlags("c_large 2 REPORT")
 		if n := e.query("SELECT COUNT(*) FROM AUD_BUSINESS_RULES_RUN_LOG WHERE TASK_RUN_ID = $1", tr1); n[0] != "3" {
 			t.Fatalf("%s run rows, want one per rule", n[0])
 		}
+		e.must(r1, tr1, forced, "insert=1 update=0 written=0 RULES_CHECKED=3 RULES_ALREADY_SUCCEEDED=0")
+		e.wantFlags("a_negative 3 REJECT", "c_large 2 REPORT")
 	})
 }
 
@@ -166,13 +171,13 @@ END $$`)
 	e.rule("right", 1, "REPORT", "SELECT 1 WHERE staging.meet()")
 	r1, tr1 := e.newRun()
 	e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, 1, %d)", r1))
-	e.must(r1, tr1, false, "insert=0 update=0 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
+	e.must(r1, tr1, plain, "insert=0 update=0 written=0 RULES_CHECKED=2 RULES_ALREADY_SUCCEEDED=0")
 
 	// One at a time, the first rule waits in vain.
 	e.exec("ALTER SEQUENCE staging.arrivals RESTART WITH 1")
 	r2, tr2 := e.newRun()
 	e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (2, 1, %d)", r2))
-	_, err := e.attempt(r2, tr2, false, 1)
+	_, err := e.attempt(r2, tr2, plain, 1)
 	wantCode(t, err, exit.Handler, "the other rule never ran beside this one")
 }
 
@@ -183,10 +188,10 @@ func TestRuleProblems(t *testing.T) {
 		e.rule("unknown_param", 1, "REJECT", "SELECT 1 WHERE t.id = :order_id")
 		r1, tr1 := e.newRun()
 		e.exec(fmt.Sprintf("INSERT INTO staging.orders VALUES (1, 1, %d)", r1))
-		_, err := e.attempt(r1, tr1, false, 2)
+		_, err := e.attempt(r1, tr1, plain, 2)
 		wantCode(t, err, exit.Metadata, "business rule unknown_param: BUSINESS_RULE_SQL line 1 uses :order_id")
 		e.b.Exec("UPDATE CFG_BUSINESS_RULES SET BUSINESS_RULE_SQL = $1, BUSINESS_RULE_KEY_COLUMN = 'order_id'", negative)
-		_, err = e.attempt(r1, tr1, false, 2)
+		_, err = e.attempt(r1, tr1, plain, 2)
 		wantCode(t, err, exit.Metadata, "has no column order_id (BUSINESS_RULE_KEY_COLUMN)")
 	})
 }
@@ -220,6 +225,53 @@ func TestCheck(t *testing.T) {
 			"SQL_ACTION is not a parameter BUSINESS_RULES tasks read: their rules are the CFG_BUSINESS_RULES rows of the task"
 		if got := check(); got != want {
 			t.Fatalf("Check:\n%s\nwant\n%s", got, want)
+		}
+	})
+}
+
+// Against the warehouse, validate's review finds a rule whose target table
+// is missing, whose key column is missing, or whose SQL does not parse or
+// does not run there (an unknown column: the text alone is fine); a good
+// rule, and a rule whose text Check already refuses (an unknown bind
+// parameter), add nothing; nothing is recorded.
+func TestCheckWarehouseFindsMissingTablesColumnsAndBrokenSQL(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		e.rule("a_good", 1, "REJECT", negative)
+		e.rule("b_unknown_column", 1, "REJECT", "SELECT 1 WHERE t.no_such_column < 0")
+		e.rule("c_unclosed", 1, "REJECT", "SELECT 1 WHERE (t.amount < 0")
+		e.rule("c_unknown_parameter", 1, "REJECT", "SELECT 1 WHERE t.amount < :nope")
+		e.b.Exec(`INSERT INTO CFG_BUSINESS_RULES (BUSINESS_RULE_NAME, PIPELINE_ID, TASK_ID, BUSINESS_RULE_SQL, BUSINESS_RULE_TYPE,
+  BUSINESS_RULE_KEY_COLUMN, TARGET_TABLE, SEQUENCE_NUMBER) VALUES
+  ('d_no_table', $1, $2, 'SELECT 1', 'REJECT', 'id', 'staging.nowhere', 2),
+  ('e_no_key', $1, $2, 'SELECT 1', 'REJECT', 'order_id', 'staging.orders', 2)`, e.pipeID, e.taskID)
+		e.exec("INSERT INTO staging.orders VALUES (1, -1, 1)")
+		ctx := context.Background()
+		w, err := warehouse.Open(ctx, e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		h := rules.New(e.db, 4)
+		task := &handler.Task{PipelineID: e.pipeID, PipelineCode: "P", TaskCode: "check"}
+		checkFailures, _ := h.Check(task)
+		failures, warnings := h.(handler.WarehouseChecker).CheckWarehouse(ctx, w, task)
+		if len(failures) != 4 || len(warnings) != 0 {
+			t.Fatalf("failures %q warnings %q", failures, warnings)
+		}
+		for i, want := range []string{"business rule b_unknown_column: BUSINESS_RULE_SQL does not run against staging.orders: ",
+			"business rule c_unclosed: BUSINESS_RULE_SQL does not run against staging.orders: ",
+			"business rule d_no_table: the TARGET_TABLE staging.nowhere does not exist",
+			"business rule e_no_key: the TARGET_TABLE staging.orders has no column order_id (BUSINESS_RULE_KEY_COLUMN)"} {
+			if !strings.HasPrefix(failures[i], want) {
+				t.Errorf("failure %d: %q, want %q…", i, failures[i], want)
+			}
+		}
+		if !strings.Contains(failures[0], "no_such_column") || !strings.Contains(strings.ToLower(failures[1]), "syntax error") ||
+			len(checkFailures) != 1 || !strings.Contains(checkFailures[0], "c_unknown_parameter") {
+			t.Errorf("failures %q; Check's %q", failures, checkFailures)
+		}
+		if got := e.query("SELECT COUNT(*) FROM AUD_BUSINESS_RULES_RUN_LOG"); fmt.Sprint(got) != "[0]" {
+			t.Errorf("the review recorded rule runs: %v", got)
 		}
 	})
 }
