@@ -78,10 +78,19 @@ func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p.dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("validate without rules tasks touched the warehouse: %v", err)
 	}
-	p.duckExec("CREATE TABLE main.orders (id INTEGER, amount INTEGER)")
 	p.write("migrations/0002_q.sql", rulesAndAlert)
 	p.ok("migrate")
+	// Before the first run there is no DuckDB file: validate says so once
+	// and creates none.
 	r := p.run(nil, "validate", "--pipeline_code", "Q")
+	if r.code != 1 || !strings.Contains(r.stdout, "[WARN] warehouse: could not connect (") || !strings.Contains(r.stdout, "does not exist yet") {
+		t.Errorf("a warehouse file not made yet: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("validate created the warehouse file: %v", err)
+	}
+	p.duckExec("CREATE TABLE main.orders (id INTEGER, amount INTEGER)")
+	r = p.run(nil, "validate", "--pipeline_code", "Q")
 	want := []string{
 		"[FAIL] Q.alert: EMAIL_TO is required: the recipients, separated by |",
 		"[FAIL] Q.alert: EMAIL_SUBJECT is required",

@@ -127,6 +127,7 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 	sender := mailSender(cfg)
 	p := &Project{Config: cfg, DB: db, Handlers: handlers(cfg, db, sender), mail: sender, set: set}
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
+		wopts.Existing = set.reading
 		p.Warehouse = pool.New(db, *wopts)
 		// Every run's connection test checks the schema a clone writes into.
 		p.Warehouse.CheckTarget = func(ctx context.Context, w warehouse.Warehouse, schema string) error {

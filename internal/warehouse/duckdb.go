@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -61,6 +64,9 @@ func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error)
 	if opts.Path != "" {
 		if path, err = filepath.Abs(opts.Path); err != nil {
 			return nil, exit.Wrap(exit.Configuration, err, "the DuckDB path %s", opts.Path)
+		}
+		if _, err := os.Stat(path); opts.Existing && errors.Is(err, fs.ErrNotExist) {
+			return nil, exit.Errorf(exit.Configuration, "the DuckDB warehouse %s does not exist yet: the first run creates it", path)
 		}
 	}
 	db, release, err := acquireDuckDB(path)

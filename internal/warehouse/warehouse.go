@@ -54,6 +54,9 @@ type Options struct {
 	// Path is the DuckDB file, absolute or relative to the working folder;
 	// empty means an in-memory database.
 	Path string
+	// Existing opens only a warehouse that exists: a missing DuckDB file
+	// is an error (exit 3) instead of being created, as checks need.
+	Existing bool
 
 	Host     string
 	Port     int               // zero means the warehouse's default port
