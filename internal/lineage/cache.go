@@ -72,7 +72,7 @@ func writeCache(ctx context.Context, db *engine.DB, tasks []*Task, hashes []stri
 	}
 	err := db.Tx(ctx, func(tx *engine.Tx) error {
 		for i, t := range tasks {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM AUD_COLUMN_LINEAGE WHERE TASK_ID = $1`, t.ID); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM AUD_COLUMN_LINEAGE WHERE TASK_ID = $1`, t.TaskID); err != nil {
 				return err
 			}
 			if t.Error != "" {
@@ -81,7 +81,7 @@ func writeCache(ctx context.Context, db *engine.DB, tasks []*Task, hashes []stri
 			insert := func(column string, src, srcCol, how any) error {
 				_, err := tx.ExecContext(ctx, `INSERT INTO AUD_COLUMN_LINEAGE
 					(TASK_ID, SOURCE_SQL_HASH, TARGET_OBJECT, TARGET_COLUMN, SOURCE_OBJECT, SOURCE_COLUMN, TRANSFORMATION)
-					VALUES ($1, $2, $3, $4, $5, $6, $7)`, t.ID, hashes[i], t.Target, column, src, srcCol, how)
+					VALUES ($1, $2, $3, $4, $5, $6, $7)`, t.TaskID, hashes[i], t.Target, column, src, srcCol, how)
 				return err
 			}
 			for _, c := range t.Columns {

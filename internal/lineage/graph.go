@@ -3,6 +3,8 @@ package lineage
 import (
 	"slices"
 	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 // Graph is the lineage of a project: every active task's, and the table and
@@ -29,16 +31,9 @@ type TableEdge struct {
 	Task string `json:"task"`
 }
 
-// ColumnEdge is a column-level link: task computes TargetTable.TargetColumn
-// from SourceTable.SourceColumn (both "" for no source) by Transformation.
-type ColumnEdge struct {
-	SourceTable    string `json:"source_table"`
-	SourceColumn   string `json:"source_column"`
-	TargetTable    string `json:"target_table"`
-	TargetColumn   string `json:"target_column"`
-	Transformation string `json:"transformation"`
-	Task           string `json:"task"`
-}
+// ColumnEdge is a column-level link: a task computes a target column from
+// a source column (both "" for no source) by a transformation.
+type ColumnEdge = report.LineageColumnEdge
 
 // index derives the edges from the tasks.
 func (g *Graph) index() {
@@ -47,10 +42,10 @@ func (g *Graph) index() {
 			continue
 		}
 		for _, r := range t.Reads {
-			g.TableEdges = append(g.TableEdges, TableEdge{From: r, To: t.Target, Task: t.Name()})
+			g.TableEdges = append(g.TableEdges, TableEdge{From: r, To: t.Target, Task: t.Task})
 		}
 		for _, c := range t.Columns {
-			e := ColumnEdge{TargetTable: t.Target, TargetColumn: c.Name, Transformation: c.Transformation, Task: t.Name()}
+			e := ColumnEdge{TargetTable: t.Target, TargetColumn: c.Name, Transformation: c.Transformation, Task: t.Task}
 			if len(c.Sources) == 0 {
 				g.ColumnEdges = append(g.ColumnEdges, e)
 			}
@@ -112,18 +107,11 @@ func (g *Graph) Columns(table string) []string {
 }
 
 // TableStep is a table met walking table edges, Level steps away (from 1).
-type TableStep struct {
-	Level int    `json:"level"`
-	Table string `json:"table"`
-	Task  string `json:"task"`
-}
+type TableStep = report.LineageTableStep
 
 // ColumnStep is a column edge met walking column edges, Level steps away
 // (from 1).
-type ColumnStep struct {
-	Level int        `json:"level"`
-	Edge  ColumnEdge `json:"edge"`
-}
+type ColumnStep = report.LineageColumnStep
 
 // UpstreamTables returns the tables that feed table, depth first, each
 // followed by its own; depth 0 means no limit. A table is not walked twice
@@ -166,7 +154,7 @@ func walkTables(edges []TableEdge, table string, depth int, ends func(TableEdge)
 // each followed by those of its source; depth 0 means no limit.
 func (g *Graph) Upstream(table, column string, depth int) []ColumnStep {
 	return g.walkColumns(table, column, depth, func(e ColumnEdge) (Source, Source) {
-		return Source{e.TargetTable, e.TargetColumn}, Source{e.SourceTable, e.SourceColumn}
+		return Source{Table: e.TargetTable, Column: e.TargetColumn}, Source{Table: e.SourceTable, Column: e.SourceColumn}
 	})
 }
 
@@ -174,13 +162,13 @@ func (g *Graph) Upstream(table, column string, depth int) []ColumnStep {
 // Upstream does.
 func (g *Graph) Downstream(table, column string, depth int) []ColumnStep {
 	return g.walkColumns(table, column, depth, func(e ColumnEdge) (Source, Source) {
-		return Source{e.SourceTable, e.SourceColumn}, Source{e.TargetTable, e.TargetColumn}
+		return Source{Table: e.SourceTable, Column: e.SourceColumn}, Source{Table: e.TargetTable, Column: e.TargetColumn}
 	})
 }
 
 func (g *Graph) walkColumns(table, column string, depth int, ends func(ColumnEdge) (Source, Source)) []ColumnStep {
 	var out []ColumnStep
-	start := Source{table, strings.ToLower(column)}
+	start := Source{Table: table, Column: strings.ToLower(column)}
 	path := map[Source]bool{start: true}
 	var visit func(c Source, level int)
 	visit = func(c Source, level int) {
@@ -189,7 +177,7 @@ func (g *Graph) walkColumns(table, column string, depth int, ends func(ColumnEdg
 			if near != c || path[far] {
 				continue
 			}
-			out = append(out, ColumnStep{Level: level, Edge: e})
+			out = append(out, ColumnStep{Level: level, LineageColumnEdge: e})
 			if far.Table != "" && (depth == 0 || level < depth) {
 				path[far] = true
 				visit(far, level+1)

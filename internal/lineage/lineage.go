@@ -32,6 +32,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -54,37 +55,15 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Task is the lineage of one active task.
-type Task struct {
-	ID       int64  `json:"task_id"`
-	Pipeline string `json:"pipeline_code"`
-	Code     string `json:"task_code"`
-	Handler  string `json:"handler"`
-	// Target is the lineage name of the table the task writes; "" when
-	// it names none.
-	Target string `json:"target"`
-	// Columns are the target's traced columns, in SELECT order.
-	Columns []Column `json:"columns"`
-	// Reads are the tables the task reads, sorted.
-	Reads []string `json:"reads"`
-	// Error says why an SQL task could not be traced; "" when it was.
-	Error string `json:"error,omitempty"`
-	// Cached is set when the result came from AUD_COLUMN_LINEAGE.
-	Cached bool `json:"cached"`
-}
-
-// Name is the task as lineage prints it: PIPELINE.task.
-func (t *Task) Name() string { return t.Pipeline + "." + t.Code }
+// Task is the lineage of one active task (its JSON is the lineage
+// document's).
+type Task = report.LineageTask
 
 // Column is one target column and what it is computed from.
-type Column struct {
-	Name string `json:"name"`
-	// Sources are the base columns it reads; none for a constant or
-	// COUNT(*).
-	Sources []Source `json:"sources"`
-	// Transformation is Copy or the expression, in the parser's SQL.
-	Transformation string `json:"transformation"`
-}
+type Column = report.LineageColumn
+
+// Source is one base column a target column is computed from.
+type Source = report.LineageSource
 
 // Build works out the lineage of every active task. wh, when not nil,
 // expands SELECT * from its catalog; without it such a task is not
@@ -203,7 +182,8 @@ type builder struct {
 
 // task works out one task's lineage, from the cache when its key matches.
 func (b *builder) task(lt loaded, cache map[int64][]cachedRow, g *Graph) *Task {
-	t := &Task{ID: lt.id, Pipeline: lt.pipeline, Code: lt.code, Handler: lt.handler, Columns: []Column{}, Reads: []string{}}
+	t := &Task{Task: lt.pipeline + "." + lt.code, TaskID: lt.id, PipelineCode: lt.pipeline, TaskCode: lt.code,
+		Handler: lt.handler, Columns: []Column{}, Reads: []string{}}
 	if lt.handler == pipeline.HandlerSQL {
 		if lt.err != nil {
 			t.Error = lt.err.Error()
@@ -219,7 +199,7 @@ func (b *builder) task(lt loaded, cache map[int64][]cachedRow, g *Graph) *Task {
 			return t
 		}
 		g.Parsed++
-		b.opts.Log.Debug("parsing the SELECT of a task for lineage", "task", t.Name())
+		b.opts.Log.Debug("parsing the SELECT of a task for lineage", "task", t.Task)
 		if err := b.trace(t, lt.sel.SQL); err != nil {
 			t.Error = err.Error()
 			t.Columns = []Column{}

@@ -76,7 +76,7 @@ func TestGolden(t *testing.T) {
 // render writes a task's lineage one column a line.
 func render(t *lineage.Task) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s -> %s reads [%s]\n", t.Code, t.Target, strings.Join(t.Reads, ", "))
+	fmt.Fprintf(&b, "%s -> %s reads [%s]\n", t.TaskCode, t.Target, strings.Join(t.Reads, ", "))
 	if t.Error != "" {
 		fmt.Fprintf(&b, "  not traced: %s\n", t.Error)
 	}
@@ -222,7 +222,7 @@ func TestCache(t *testing.T) {
 			fmt.Sprint(down) != "[{1 staging.orders P.load} {2 mart.totals P.sum}]" {
 			t.Errorf("upstream of mart.totals %v, downstream of raw.orders %v", up, down)
 		}
-		if steps := third.Upstream("mart.totals", "total", 1); len(steps) != 1 || steps[0].Edge.SourceColumn != "amount" {
+		if steps := third.Upstream("mart.totals", "total", 1); len(steps) != 1 || steps[0].SourceColumn != "amount" {
 			t.Errorf("upstream of mart.totals.total at depth 1: %v", steps)
 		}
 		if steps := third.Downstream("raw.orders", "amount", 0); len(steps) != 2 || steps[1].Level != 2 {

@@ -70,12 +70,6 @@ func sortRefs(refs []ref) {
 // Copy is the transformation of a column copied unchanged.
 const Copy = "copy"
 
-// Source is one column a target column is computed from.
-type Source struct {
-	Table  string `json:"table"`
-	Column string `json:"column"`
-}
-
 // column is one output column of a resolved query.
 type column struct {
 	name    string
@@ -267,7 +261,7 @@ func (r *resolver) star(sc *scope, of string) ([]column, error) {
 			return nil, err
 		}
 		for _, c := range cols {
-			out = append(out, column{name: c, sources: []Source{{rl.table, c}}, how: Copy})
+			out = append(out, column{name: c, sources: []Source{{Table: rl.table, Column: c}}, how: Copy})
 		}
 	}
 	if !found && of != "" {
@@ -330,7 +324,7 @@ func (r *resolver) lookup(rf ref, sc *scope) ([]Source, string, error) {
 			continue
 		}
 		if rl.table != "" {
-			return []Source{{rl.table, col}}, Copy, nil
+			return []Source{{Table: rl.table, Column: col}}, Copy, nil
 		}
 		for _, c := range rl.cols {
 			if c.name == col {
