@@ -142,6 +142,14 @@ func (p *duckParser) tableRef(n node, into []relation) ([]relation, error) {
 			return nil, err
 		}
 		return append(into, relation{alias: str(n, "alias"), columns: stringsOf(list(n, "column_name_alias")), sub: sub}), nil
+	case "EXPRESSION_LIST":
+		rows := list(n, "values")
+		if len(rows) == 0 {
+			return nil, errors.New("an empty VALUES list is not traced")
+		}
+		first, _ := rows[0].([]any)
+		sub := valuesQuery(len(first), func(i int) string { return fmt.Sprintf("col%d", i) })
+		return append(into, relation{alias: str(n, "alias"), columns: stringsOf(list(n, "column_name_alias")), sub: sub}), nil
 	case "JOIN":
 		into, err := p.tableRef(obj(n, "left"), into)
 		if err != nil {

@@ -66,8 +66,8 @@ type Column = report.LineageColumn
 type Source = report.LineageSource
 
 // Build works out the lineage of every active task. wh, when not nil,
-// expands SELECT * from its catalog; without it such a task is not
-// traced. A warehouse whose SQL has no parser here (not DuckDB or
+// names the default database and, when it answers, expands SELECT * from
+// its catalog; without it such a task is not traced. A warehouse whose SQL has no parser here (not DuckDB or
 // PostgreSQL) is a configuration error (exit 3).
 func Build(ctx context.Context, db *engine.DB, wh warehouse.Warehouse, opts Options) (*Graph, error) {
 	newParser, ok := parsers[opts.Kind]
@@ -86,6 +86,10 @@ func Build(ctx context.Context, db *engine.DB, wh warehouse.Warehouse, opts Opti
 	catalog := opts.Catalog
 	if wh != nil {
 		catalog = wh.Catalog()
+		if err := wh.Ping(ctx); err != nil {
+			opts.Log.Warn("the warehouse does not answer: SELECT * over its tables is not traced", "error", err)
+			wh = nil
+		}
 	}
 	b := &builder{ctx: ctx, p: p, wh: wh, catalog: strings.ToLower(catalog), opts: opts, columns: map[string][]string{}}
 	tasks, err := loadTasks(ctx, db, opts.ProjectDir)

@@ -40,6 +40,7 @@ var goldenCases = []struct{ name, sql string }{
 	{"star_table", `SELECT * FROM staging.src`},
 	{"star_qualified", `SELECT o.*, c.name FROM staging.orders o JOIN staging.customers c ON c.id = o.customer_id`},
 	{"ambiguous", `SELECT name FROM staging.orders o JOIN staging.customers c ON c.id = o.customer_id`},
+	{"values", `SELECT v.id, v.name, s.b FROM (VALUES (1, 'a'), (2, 'b')) AS v (id, name) JOIN staging.src s ON s.a = v.id`},
 	{"unparsable", `SELECT a FROM FROM staging.src`},
 }
 

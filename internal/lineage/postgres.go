@@ -92,8 +92,10 @@ func (p *pgParser) selectStmt(n node) (*query, error) {
 		}
 		return q, nil
 	}
-	if len(list(n, "valuesLists")) > 0 {
-		return nil, errors.New("a VALUES list is not traced")
+	if rows := list(n, "valuesLists"); len(rows) > 0 {
+		first := list(obj(rows[0].(node), "List"), "items")
+		q.items = valuesQuery(len(first), func(i int) string { return fmt.Sprintf("column%d", i+1) }).items
+		return q, nil
 	}
 	for _, f := range list(n, "fromClause") {
 		var err error

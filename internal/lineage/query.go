@@ -49,6 +49,19 @@ type item struct {
 	text func() string
 }
 
+// Values is the transformation of a column of a VALUES list.
+const Values = "VALUES"
+
+// valuesQuery is a VALUES list of n columns with the parser's default
+// column names (name(i) for the i-th, from 0): constants, with no source.
+func valuesQuery(n int, name func(i int) string) *query {
+	q := &query{}
+	for i := range n {
+		q.items = append(q.items, item{name: name(i), text: func() string { return Values }})
+	}
+	return q
+}
+
 // ref is a column reference: its qualifier parts and its name, and where
 // it is in the SQL.
 type ref struct {
