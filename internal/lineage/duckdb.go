@@ -172,13 +172,7 @@ func (p *duckParser) item(e node) item {
 			return item{star: true, starOf: str(e, "relation_name")}
 		}
 	case "COLUMN_REF":
-		names := stringsOf(list(e, "column_names"))
-		it.copy = true
-		it.refs = []ref{newRef(names, 0)}
-		if it.name == "" {
-			it.name = names[len(names)-1]
-		}
-		return it
+		return columnItem(it.name, stringsOf(list(e, "column_names")))
 	}
 	walk(e, func(n node) bool {
 		switch str(n, "class") {

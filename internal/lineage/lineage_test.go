@@ -4,10 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/lineage"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
+	"github.com/etl-craft/etl-craft/internal/warehouse/warehousetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -120,7 +119,7 @@ func openWarehouse(t *testing.T, kind warehouse.Kind) warehouse.Warehouse {
 	if kind == warehouse.DuckDB {
 		opts = warehouse.Options{Kind: warehouse.DuckDB, Path: filepath.Join(t.TempDir(), "warehouse.duckdb"), Schema: "staging"}
 	} else {
-		opts = pgOptions(t, enginetest.NewPGDatabase(t))
+		opts = warehousetest.PostgresOptions(t, enginetest.NewPGDatabase(t), "staging")
 	}
 	ctx := context.Background()
 	w, err := warehouse.Open(ctx, opts)
@@ -146,88 +145,4 @@ func openWarehouse(t *testing.T, kind warehouse.Kind) warehouse.Warehouse {
 		t.Fatal(err)
 	}
 	return w
-}
-
-// pgOptions returns the warehouse options of a PostgreSQL test database URL.
-func pgOptions(t *testing.T, raw string) warehouse.Options {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, _ := strconv.Atoi(u.Port())
-	pw, _ := u.User.Password()
-	return warehouse.Options{
-		Kind: warehouse.Postgres, Host: u.Hostname(), Port: port, Database: strings.TrimPrefix(u.Path, "/"),
-		User: u.User.Username(), Params: map[string]string{"sslmode": "disable"}, Schema: "staging",
-		AuthMode: warehouse.AuthPassword, Password: func() (string, error) { return pw, nil },
-	}
-}
-
-// TestCache parses each task once: a second Build reads AUD_COLUMN_LINEAGE
-// (on both Engine DB dialects), a changed SELECT is parsed again, and
-// Refresh parses everything.
-func TestCache(t *testing.T) {
-	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
-		ctx := context.Background()
-		b := pipelinetest.New(t, db)
-		b.Pipeline("P", "FULL")
-		b.Task("P", "load", "SQL", map[string]string{"SQL_ACTION": "OVERWRITE_TABLE",
-			"TARGET_OBJECT": "staging.orders", "SOURCE_SQL": "SELECT id, amount FROM raw.orders"})
-		id := b.Task("P", "sum", "SQL", map[string]string{"SQL_ACTION": "OVERWRITE_TABLE",
-			"TARGET_OBJECT": "mart.totals", "SOURCE_SQL": "SELECT count(*) AS n, sum(amount) AS total FROM staging.orders"})
-		b.Task("P", "export", "PYTHON", map[string]string{"SCRIPT_NAME": "x.py", "SOURCE_OBJECT": "mart.totals"})
-		build := func(refresh bool) *lineage.Graph {
-			t.Helper()
-			g, err := lineage.Build(ctx, db, nil, lineage.Options{Kind: warehouse.DuckDB, Refresh: refresh})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}
-		first := build(false)
-		second := build(false)
-		if first.Parsed != 2 || first.Cached != 0 || second.Parsed != 0 || second.Cached != 2 {
-			t.Fatalf("parsed/cached: first %d/%d, second %d/%d; want 2/0 then 0/2",
-				first.Parsed, first.Cached, second.Parsed, second.Cached)
-		}
-		var a, b2 strings.Builder
-		for i := range first.Tasks {
-			a.WriteString(render(first.Tasks[i]))
-			b2.WriteString(render(second.Tasks[i]))
-		}
-		if a.String() != b2.String() {
-			t.Errorf("the cached lineage differs:\n%s---\n%s", b2.String(), a.String())
-		}
-		b.Exec("UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = $1 WHERE TASK_ID = $2 AND PARAMETER_NAME = 'SOURCE_SQL'",
-			"SELECT sum(amount) AS total FROM staging.orders", id)
-		third := build(false)
-		if third.Parsed != 1 || third.Cached != 1 {
-			t.Fatalf("after a change: parsed/cached %d/%d, want 1/1", third.Parsed, third.Cached)
-		}
-		if cols := third.Columns("mart.totals"); strings.Join(cols, ",") != "total" {
-			t.Errorf("mart.totals columns after the change: %v", cols)
-		}
-		if g := build(true); g.Parsed != 2 {
-			t.Errorf("refresh parsed %d, want 2", g.Parsed)
-		}
-		var rows int
-		db.QueryRowContext(ctx, "SELECT count(*) FROM AUD_COLUMN_LINEAGE").Scan(&rows)
-		// load: id, amount and its read; sum: total and its read.
-		if rows != 5 {
-			t.Errorf("AUD_COLUMN_LINEAGE has %d rows, want 5", rows)
-		}
-		up := third.UpstreamTables("mart.totals", 0)
-		down := third.DownstreamTables("raw.orders", 0)
-		if fmt.Sprint(up) != "[{1 staging.orders P.sum} {2 raw.orders P.load}]" ||
-			fmt.Sprint(down) != "[{1 staging.orders P.load} {2 mart.totals P.sum}]" {
-			t.Errorf("upstream of mart.totals %v, downstream of raw.orders %v", up, down)
-		}
-		if steps := third.Upstream("mart.totals", "total", 1); len(steps) != 1 || steps[0].SourceColumn != "amount" {
-			t.Errorf("upstream of mart.totals.total at depth 1: %v", steps)
-		}
-		if steps := third.Downstream("raw.orders", "amount", 0); len(steps) != 2 || steps[1].Level != 2 {
-			t.Errorf("downstream of raw.orders.amount: %v", steps)
-		}
-	})
 }

@@ -155,13 +155,7 @@ func (p *pgParser) item(t node) item {
 			}
 			return it
 		}
-		names := svals(fields)
-		it.copy = true
-		it.refs = []ref{newRef(names, 0)}
-		if it.name == "" {
-			it.name = names[len(names)-1]
-		}
-		return it
+		return columnItem(it.name, svals(fields))
 	}
 	walk(val, func(n node) bool {
 		if cr := obj(n, "ColumnRef"); cr != nil {

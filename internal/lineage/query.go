@@ -75,6 +75,15 @@ func newRef(names []string, pos int64) ref {
 	return ref{qualifier: names[:len(names)-1], column: names[len(names)-1], pos: pos}
 }
 
+// columnItem is a select-list entry that is a bare column reference: a
+// copy named alias, or after the column when alias is "".
+func columnItem(alias string, names []string) item {
+	if alias == "" {
+		alias = names[len(names)-1]
+	}
+	return item{name: alias, copy: true, refs: []ref{newRef(names, 0)}}
+}
+
 // sortRefs orders references as the SQL writes them.
 func sortRefs(refs []ref) {
 	slices.SortStableFunc(refs, func(a, b ref) int { return cmp.Compare(a.pos, b.pos) })
