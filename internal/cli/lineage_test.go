@@ -130,7 +130,7 @@ INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELEC
 `)
 		p.ok("migrate")
 		r = p.ok("lineage")
-		if !strings.HasSuffix(r.stdout, "\nnot traced: REPORT.broken: the duckdb parser refuses the SELECT: syntax error at or near \"FROM\"\n") {
+		if !strings.HasSuffix(r.stdout, "\nnot traced: REPORT.broken: DuckDB's parser refuses the SELECT: syntax error at or near \"FROM\"\n") {
 			t.Errorf("lineage with an untraced task:\n%s", r.stdout)
 		}
 		r = p.run(nil, "lineage", "--strict", "--table", "report.daily", "--downstream")

@@ -54,7 +54,7 @@ func (p *duckParser) serialize(text string) (node, error) {
 		return nil, err
 	}
 	if tree["error"] == true {
-		return nil, errors.New(str(tree, "error_message"))
+		return nil, errors.New("DuckDB's parser refuses the SELECT: " + str(tree, "error_message"))
 	}
 	return tree, nil
 }
@@ -115,6 +115,8 @@ func (p *duckParser) queryNode(n node) (*query, error) {
 		}
 		return q, nil
 	case "SELECT_NODE":
+	case "RECURSIVE_CTE_NODE":
+		return nil, errors.New("a recursive WITH is not traced")
 	default:
 		return nil, fmt.Errorf("a %s is not traced", strings.ToLower(strings.ReplaceAll(t, "_", " ")))
 	}

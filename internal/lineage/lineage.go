@@ -238,8 +238,8 @@ func (b *builder) key(sel sqltask.Select) string {
 // trace parses the SELECT and resolves its columns.
 func (b *builder) trace(t *Task, text string) error {
 	res, err := b.p.parse(text)
-	if err != nil {
-		return fmt.Errorf("the %s parser refuses the SELECT: %w", b.opts.Kind, err)
+	if res == nil {
+		return err
 	}
 	for _, parts := range res.tables {
 		if len(parts) == 1 && slices.ContainsFunc(res.ctes, func(c string) bool { return strings.EqualFold(c, parts[0]) }) {
@@ -249,6 +249,9 @@ func (b *builder) trace(t *Task, text string) error {
 	}
 	slices.Sort(t.Reads)
 	t.Reads = slices.Compact(t.Reads)
+	if err != nil {
+		return err
+	}
 	r := &resolver{names: b.name}
 	if b.wh != nil {
 		r.catalog = b.tableColumns

@@ -40,6 +40,9 @@ var goldenCases = []struct{ name, sql string }{
 	{"star_qualified", `SELECT o.*, c.name FROM staging.orders o JOIN staging.customers c ON c.id = o.customer_id`},
 	{"ambiguous", `SELECT name FROM staging.orders o JOIN staging.customers c ON c.id = o.customer_id`},
 	{"values", `SELECT v.id, v.name, s.b FROM (VALUES (1, 'a'), (2, 'b')) AS v (id, name) JOIN staging.src s ON s.a = v.id`},
+	{"except_alias_list", `WITH w (x, y) AS (SELECT a, b FROM staging.src) SELECT x, y FROM w EXCEPT SELECT id, amount FROM staging.orders`},
+	{"recursive", `WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r`},
+	{"table_function", `SELECT x FROM generate_series(1, 3) AS g (x)`},
 	{"unparsable", `SELECT a FROM FROM staging.src`},
 }
 

@@ -34,7 +34,7 @@ func (p *pgParser) close() error   { return nil }
 func (p *pgParser) parse(text string) (*parsed, error) {
 	out, err := pg.ParseToJSON(text)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("PostgreSQL's parser refuses the SELECT: %w", err)
 	}
 	tree, err := decode(out)
 	if err != nil {
@@ -147,7 +147,7 @@ func (p *pgParser) item(t node) item {
 	it := item{name: str(t, "name")}
 	if cr := obj(val, "ColumnRef"); cr != nil {
 		fields := list(cr, "fields")
-		if last := fields[len(fields)-1].(node); last["A_Star"] != nil {
+		if isStar(fields) {
 			qual := svals(fields[:len(fields)-1])
 			it = item{star: true}
 			if len(qual) > 0 {
@@ -159,10 +159,8 @@ func (p *pgParser) item(t node) item {
 	}
 	walk(val, func(n node) bool {
 		if cr := obj(n, "ColumnRef"); cr != nil {
-			fields := list(cr, "fields")
-			if last := fields[len(fields)-1].(node); last["A_Star"] == nil {
-				names := svals(fields)
-				it.refs = append(it.refs, newRef(names, position(cr, "location")))
+			if fields := list(cr, "fields"); !isStar(fields) {
+				it.refs = append(it.refs, newRef(svals(fields), position(cr, "location")))
 			}
 			return false
 		}
@@ -208,11 +206,21 @@ func (p *pgParser) print(val node) string {
 	return strings.TrimPrefix(text, "SELECT ")
 }
 
+// isStar reports whether a ColumnRef's fields end with *.
+func isStar(fields []any) bool {
+	if len(fields) == 0 {
+		return false
+	}
+	last, _ := fields[len(fields)-1].(node)
+	return last["A_Star"] != nil
+}
+
 // svals returns the sval of each String node of a list.
 func svals(l []any) []string {
 	out := make([]string, 0, len(l))
 	for _, v := range l {
-		if s := str(obj(v.(node), "String"), "sval"); s != "" {
+		n, _ := v.(node)
+		if s := str(obj(n, "String"), "sval"); s != "" {
 			out = append(out, s)
 		}
 	}

@@ -72,13 +72,16 @@ type ref struct {
 
 // newRef returns the reference of a column's name parts at pos.
 func newRef(names []string, pos int64) ref {
+	if len(names) == 0 {
+		return ref{pos: pos}
+	}
 	return ref{qualifier: names[:len(names)-1], column: names[len(names)-1], pos: pos}
 }
 
 // columnItem is a select-list entry that is a bare column reference: a
 // copy named alias, or after the column when alias is "".
 func columnItem(alias string, names []string) item {
-	if alias == "" {
+	if alias == "" && len(names) > 0 {
 		alias = names[len(names)-1]
 	}
 	return item{name: alias, copy: true, refs: []ref{newRef(names, 0)}}

@@ -13,6 +13,8 @@ type node = map[string]any
 // parser reads one SELECT in a warehouse's own grammar.
 type parser interface {
 	// parse returns the query and the name parts of every table it reads.
+	// A SELECT it parses but cannot follow returns the tables with the
+	// error.
 	parse(sql string) (*parsed, error)
 	// version names the parser and its grammar; it is part of the cache key.
 	version() string
