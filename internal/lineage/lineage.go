@@ -189,14 +189,16 @@ func (b *builder) task(lt loaded, cache map[int64][]cachedRow, g *Graph) *Task {
 	t := &Task{Task: lt.pipeline + "." + lt.code, TaskID: lt.id, PipelineCode: lt.pipeline, TaskCode: lt.code,
 		Handler: lt.handler, Columns: []Column{}, Reads: []string{}}
 	if lt.handler == pipeline.HandlerSQL {
+		if lt.sel.SQL == "" && lt.err == nil { // DROP_TABLE
+			return t
+		}
+		if lt.sel.Target != "" {
+			t.Target = b.name(strings.Split(lt.sel.Target, "."))
+		}
 		if lt.err != nil {
 			t.Error = lt.err.Error()
 			return t
 		}
-		if lt.sel.SQL == "" { // DROP_TABLE
-			return t
-		}
-		t.Target = b.name(strings.Split(lt.sel.Target, "."))
 		if rows := cache[lt.id]; !b.opts.Refresh && len(rows) > 0 && rows[0].hash == lt.hash {
 			fromCache(t, rows)
 			g.Cached++

@@ -149,3 +149,30 @@ func openWarehouse(t *testing.T, kind warehouse.Kind) warehouse.Warehouse {
 	}
 	return w
 }
+
+// TestTokensAreSubstituted reads a SELECT as a run sends it: a token with
+// its switch is substituted before parsing; one without it is a problem
+// the task is not traced for, named as the SQL handler names it.
+func TestTokensAreSubstituted(t *testing.T) {
+	db := pipelinetest.DB(t, engine.SQLite)
+	b := pipelinetest.New(t, db)
+	b.Pipeline("P", "INCREMENTAL")
+	b.Task("P", "on", "SQL", map[string]string{"SQL_ACTION": "APPEND_TABLE", "TARGET_OBJECT": "staging.a",
+		"SOURCE_SQL": "SELECT id FROM raw.orders WHERE $$pipeline_run_id_filter AND day = $$run_date", "PIPELINE_RUN_ID_FILTER": "true", "RUN_DATE_SUBSTITUTION": "true"})
+	b.Task("P", "off", "SQL", map[string]string{"SQL_ACTION": "APPEND_TABLE", "TARGET_OBJECT": "staging.b",
+		"SOURCE_SQL": "SELECT id FROM raw.orders WHERE $$pipeline_run_id_filter"})
+	g, err := lineage.Build(context.Background(), db, nil, lineage.Options{Kind: warehouse.Postgres})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for _, task := range g.Tasks {
+		got.WriteString(render(task))
+	}
+	want := "off -> staging.b reads []\n" +
+		"  not traced: SOURCE_SQL line 1 uses $$pipeline_run_id_filter, but PIPELINE_RUN_ID_FILTER is not true: set PIPELINE_RUN_ID_FILTER=true to substitute the incremental filter\n" +
+		"on -> staging.a reads [raw.orders]\n  id <- raw.orders.id [copy]\n"
+	if got.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got.String(), want)
+	}
+}
