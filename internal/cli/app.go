@@ -52,6 +52,8 @@ func (a *app) commands() []*cobra.Command {
 		a.statusCommand(),
 		a.historyCommand(),
 		a.auditCommand(),
+		a.lineageCommand(),
+		a.docsVersionCommand(),
 		a.generateYmlCommand(),
 		a.generateDocsCommand(),
 		a.publishDocsCommand(),

@@ -38,6 +38,10 @@ const (
 	SchemaDoctor         = "etl-craft/doctor/1"
 	SchemaToken          = "etl-craft/token/1"
 	SchemaTokens         = "etl-craft/tokens/1"
+	SchemaLineage        = "etl-craft/lineage/1"
+	SchemaTableLineage   = "etl-craft/table-lineage/1"
+	SchemaColumnLineage  = "etl-craft/column-lineage/1"
+	SchemaDocsVersions   = "etl-craft/docs-versions/1"
 )
 
 // Instant is a moment in a document, always in UTC. JSON writes it in ISO
