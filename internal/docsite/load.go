@@ -47,7 +47,7 @@ func Load(ctx context.Context, q engine.Querier, projectDir string, now time.Tim
 				t.Upstreams = append(t.Upstreams, d.Label())
 			}
 			if t.Handler == pipeline.HandlerSQL {
-				if _, text, err := sqltask.ReadSelect(projectDir, t.Params); err != nil {
+				if _, text, err := sqltask.ReadSource(projectDir, t.Params); err != nil {
 					t.SQLError = err.Error()
 				} else {
 					t.SQL = text

@@ -55,10 +55,10 @@ type source struct {
 	text string // the single statement, tokens substituted, without its ;
 }
 
-// ReadSelect returns a SQL task's SELECT as written, before any token is
+// ReadSource returns a SQL task's SELECT as written, before any token is
 // substituted: SOURCE_SQL, or the file SOURCE_SQL_FILE names inside the
 // project's sql_files/, with the parameter it came from.
-func ReadSelect(projectDir string, params map[string]string) (name, text string, err error) {
+func ReadSource(projectDir string, params map[string]string) (name, text string, err error) {
 	return readSource(&handler.Task{ProjectDir: projectDir, Params: params})
 }
 
