@@ -26,8 +26,8 @@ func catalogProject(t *testing.T, kind engine.Kind) (*project, *pipelinetest.Bui
 	p.ok("init-db")
 	b := pipelinetest.New(t, p.db())
 	b.Pipeline("SALES", pipeline.Full)
-	b.Task("SALES", "load_orders", pipeline.HandlerSQL, map[string]string{"TARGET_OBJECT": "main.orders", "SOURCE_SQL": "SELECT id, amount FROM raw.orders"})
-	b.Task("SALES", "daily_revenue", pipeline.HandlerSQL, map[string]string{"TARGET_OBJECT": "main.daily_revenue", "SOURCE_SQL": "SELECT SUM(amount) AS revenue FROM main.orders"})
+	b.Task("SALES", "load_orders", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "main.orders", "SOURCE_SQL": "SELECT id, amount FROM raw.orders"})
+	b.Task("SALES", "daily_revenue", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "main.daily_revenue", "SOURCE_SQL": "SELECT SUM(amount) AS revenue FROM main.orders"})
 	b.Dep("SALES", "daily_revenue", "SALES", "load_orders", pipeline.Success)
 	return p, b
 }
@@ -55,8 +55,8 @@ func TestGenerateDocsWritesOnlyItsOwnFolderAndStrictWritesNothingUntraced(t *tes
 			t.Errorf("the refused folder was changed: %v", entries)
 		}
 
-		b.Task("SALES", "broken", pipeline.HandlerSQL, map[string]string{"TARGET_OBJECT": "main.broken", "SOURCE_SQL": "SELECT (1 FROM raw.orders"})
-		untraced := "column lineage unavailable: SALES.broken: its SELECT leaves a parenthesis open\n"
+		b.Task("SALES", "broken", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "main.broken", "SOURCE_SQL": "SELECT (1 FROM raw.orders"})
+		untraced := "column lineage unavailable: SALES.broken: DuckDB's parser refuses the SELECT: syntax error at or near \"FROM\"\n"
 		r := p.run(nil, "generate-docs", "--strict", "--output", "strict")
 		if r.code != 1 || r.stdout != untraced+"generate-docs: nothing written; 1 task(s) not traced\n" {
 			t.Fatalf("--strict: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -10,6 +10,9 @@ import (
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/docsite"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/lineage"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -68,7 +71,7 @@ func (a *app) generateDocsCommand() *cobra.Command {
 		if w != nil {
 			site.DefaultDatabase = w.Catalog()
 		}
-		if site.Lineage, err = siteLineage(s.ctx, cat, w, site.DefaultDatabase); err != nil {
+		if site.Lineage, err = siteLineage(s.ctx, s, cat, w, site.DefaultDatabase); err != nil {
 			return err
 		}
 		untraced := site.Lineage.Untraced()
@@ -95,11 +98,38 @@ func (a *app) generateDocsCommand() *cobra.Command {
 	return cmd
 }
 
-// siteLineage is the lineage the catalog shows. Until the column lineage
-// tracer is plugged in here, it is docsite's table-level fallback, which
-// needs neither the context nor the warehouse.
-func siteLineage(_ context.Context, cat *docsite.Catalog, _ warehouse.Warehouse, defaultDatabase string) (*docsite.Lineage, error) {
-	return docsite.TableLevel(cat, defaultDatabase), nil
+// siteLineage is the lineage the catalog shows: column lineage from the
+// warehouse's own parser when the project has a Warehouse section (SELECT *
+// is expanded when w, the open warehouse, is given), else docsite's
+// table-level lineage from the Engine DB alone.
+func siteLineage(ctx context.Context, s *session, cat *docsite.Catalog, w warehouse.Warehouse, defaultDatabase string) (*docsite.Lineage, error) {
+	wopts := project.WarehouseOptions(s.cfg)
+	if wopts == nil {
+		return docsite.TableLevel(cat, defaultDatabase), nil
+	}
+	g, err := lineage.Build(ctx, s.db, w, lineage.Options{Kind: wopts.Kind, Catalog: wopts.Catalog, ProjectDir: s.cfg.ProjectDir})
+	if err != nil {
+		return nil, err
+	}
+	l := &docsite.Lineage{Level: docsite.LevelColumn}
+	for _, t := range g.Tasks {
+		if t.Handler != pipeline.HandlerSQL && t.Handler != pipeline.HandlerPython {
+			continue
+		}
+		l.Tasks = append(l.Tasks, docsite.TaskTrace{Task: t.Task, Target: t.Target, Sources: t.Reads, Traced: t.Error == "", Reason: t.Error})
+	}
+	for _, e := range g.TableEdges {
+		l.Edges = append(l.Edges, docsite.Edge{Task: e.Task, Target: docsite.ColumnRef{Table: e.To}, Source: docsite.ColumnRef{Table: e.From}, Kind: docsite.KindTable})
+	}
+	for _, e := range g.ColumnEdges {
+		edge := docsite.Edge{Task: e.Task, Target: docsite.ColumnRef{Table: e.TargetTable, Column: e.TargetColumn},
+			Source: docsite.ColumnRef{Table: e.SourceTable, Column: e.SourceColumn}, Kind: docsite.KindCopy}
+		if e.Transformation != lineage.Copy {
+			edge.Kind, edge.Expression = docsite.KindExpression, e.Transformation
+		}
+		l.Edges = append(l.Edges, edge)
+	}
+	return l, nil
 }
 
 // addCatalogFlag adds --output, the catalog's folder, to cmd.
