@@ -32,6 +32,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/lock"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -87,9 +88,19 @@ func (h sqlHandler) Run(ctx context.Context, t *handler.Task) (handler.Result, e
 	if err != nil {
 		return handler.Result{}, err
 	}
-	j := &job{t: t, s: s, state: NewEngineState(h.db, t.PipelineID, t.PipelineRunID), log: log.With("target", tgt.key, "action", s.action), w: w, a: a, tgt: tgt, token: newToken()}
+	j := &job{t: t, s: s, state: NewEngineState(h.db, t.PipelineID, t.PipelineRunID), log: log.With("target", tgt.key, "action", s.action),
+		w: w, a: a, tgt: tgt, token: newToken(), caps: w.Capabilities()}
 	if err := j.storageRefusal(); err != nil {
 		return handler.Result{}, err
+	}
+	if j.oneByOne() || j.caps.RowID == warehouse.Computed {
+		// Statements that commit one by one, a recovery copy and computed
+		// ROW_IDs all need the target to themselves.
+		held, err := lock.Acquire(ctx, h.db, lock.Target(tgt.key), 0)
+		if err != nil {
+			return handler.Result{}, err
+		}
+		defer held.Release()
 	}
 	r, err := j.run(ctx)
 	if err != nil {
