@@ -68,16 +68,19 @@ var cloudCases = []cloudCase{
 type catalog struct {
 	target  []protocoltest.Column // nil: the target does not exist
 	source  []protocoltest.Column
-	tables  []string // what information_schema.tables lists
-	failing string   // a statement starting so fails
+	tables  []string          // what information_schema.tables lists
+	failing func(string) bool // statements that fail
+	running func(string) bool // statements that run until cancelled
 }
 
 // answer answers the handler's statements by what they are.
 func (c *catalog) answer(s protocoltest.Statement) protocoltest.Result {
 	q := s.SQL
 	switch {
-	case c.failing != "" && strings.HasPrefix(q, c.failing):
+	case c.failing != nil && c.failing(q):
 		return protocoltest.Result{Error: "[DELTA_CONCURRENT_APPEND] the statement failed", ErrorCode: "BAD_REQUEST"}
+	case c.running != nil && c.running(q):
+		return protocoltest.Result{Running: true}
 	case strings.Contains(q, "information_schema.columns"):
 		cols := c.target
 		if len(s.Args) > 1 && s.Args[1] != nil && strings.HasPrefix(*s.Args[1], "etl_stage_") {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Snowflake is Snowflake's connector REST protocol as the Go driver speaks
@@ -94,10 +95,18 @@ func (s *Snowflake) serve(w http.ResponseWriter, r *http.Request) {
 		st := Statement{SQL: q.SQLText, Args: args}
 		n := s.record(st)
 		res := s.answer(st)
+		if res.Running {
+			// The statement runs until the driver aborts it (or gives up on
+			// the request): then it ends as Snowflake's cancelled statements do.
+			for len(s.Cancels()) == 0 && r.Context().Err() == nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+			res.Error, res.ErrorCode = "SQL execution canceled", "000604"
+		}
 		if res.Error != "" {
 			code := res.ErrorCode
-			if code == "" {
-				code = "002003"
+			if _, err := strconv.Atoi(code); err != nil {
+				code = "002003" // Snowflake's codes are numbers: object does not exist
 			}
 			reply(map[string]any{"success": false, "code": code, "message": res.Error,
 				"data": map[string]any{"queryId": "q" + strconv.Itoa(n), "sqlState": "42S02"}})
