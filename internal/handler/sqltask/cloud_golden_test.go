@@ -125,14 +125,13 @@ type cloudServer interface {
 // newCloudEnv returns an env whose warehouse is a protocol server over cat.
 func newCloudEnv(t *testing.T, c cloudCase, cat *catalog) (*env, cloudServer) {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), refresh: "FULL", taskRun: 100}
-	e.log = slog.New(slog.NewTextHandler(&e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var srv cloudServer
+	var opts warehouse.Options
 	switch c.kind {
 	case warehouse.Databricks:
 		d := protocoltest.NewDatabricks(t, cat.answer)
 		host, port := d.HostPort()
-		e.opts = warehouse.Options{Kind: warehouse.Databricks, TableFormat: c.format, Host: host, Port: port,
+		opts = warehouse.Options{Kind: warehouse.Databricks, TableFormat: c.format, Host: host, Port: port,
 			HTTPPath: "/sql/1.0/warehouses/" + protocoltest.DatabricksWarehouse, Catalog: "main", Schema: "staging",
 			AuthMode: warehouse.AuthToken, Password: func() (string, error) { return protocoltest.DatabricksToken, nil },
 			HTTPClient: d.Client()}
@@ -140,27 +139,36 @@ func newCloudEnv(t *testing.T, c cloudCase, cat *catalog) (*env, cloudServer) {
 	case warehouse.Snowflake:
 		sf := protocoltest.NewSnowflake(t, cat.answer)
 		host, port := sf.HostPort()
-		e.opts = warehouse.Options{Kind: warehouse.Snowflake, TableFormat: c.format, Account: "xy12345", User: "loader",
+		opts = warehouse.Options{Kind: warehouse.Snowflake, TableFormat: c.format, Account: "xy12345", User: "loader",
 			Catalog: "ANALYTICS", Schema: "STAGING", Warehouse: "LOAD_WH", Role: "LOADER", Host: host, Port: port,
 			AuthMode: warehouse.AuthPassword, Password: func() (string, error) { return "secret", nil }, HTTPClient: sf.Client()}
 		if c.format == warehouse.Iceberg {
-			e.opts.Storage = warehouse.Storage{ExternalVolume: "lake_volume", BaseLocation: "mirrors/"}
+			opts.Storage = warehouse.Storage{ExternalVolume: "lake_volume", BaseLocation: "mirrors/"}
 		}
 		srv = sf
 	default:
 		tr := protocoltest.NewTrino(t, cat.answer)
 		host, port := tr.HostPort()
-		e.opts = warehouse.Options{Kind: warehouse.Trino, TableFormat: c.format, Host: host, Port: port, User: "etl",
+		opts = warehouse.Options{Kind: warehouse.Trino, TableFormat: c.format, Host: host, Port: port, User: "etl",
 			Catalog: "iceberg", Schema: "staging", AuthMode: warehouse.AuthNone, Params: map[string]string{"SSL": "true"},
 			HTTPClient: tr.Client()}
 		srv = tr
 	}
+	return newEngineEnv(t, opts), srv
+}
+
+// newEngineEnv returns an env writing to the warehouse opts opens, with a
+// SQLite Engine DB holding pipeline P and a run of it.
+func newEngineEnv(t *testing.T, opts warehouse.Options) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), refresh: "FULL", taskRun: 100, opts: opts}
+	e.log = slog.New(slog.NewTextHandler(&e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.db = pipelinetest.DB(t, engine.SQLite)
 	e.b = pipelinetest.New(t, e.db)
 	e.pipelineID = e.b.Pipeline("P", "FULL")
 	e.b.Exec("INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS) VALUES ($1, 'IN-PROGRESS')", e.pipelineID)
 	e.db.QueryRowContext(context.Background(), "SELECT MAX(PIPELINE_RUN_ID) FROM AUD_PIPELINES_RUN_LOG").Scan(&e.runID)
-	return e, srv
+	return e
 }
 
 // types names the portable column kinds in a case's type names.
@@ -293,6 +301,7 @@ func TestCloudGolden(t *testing.T) {
 				}
 				out.WriteString(goldenStatements(a.title, srv.Statements()))
 			}
+			out.WriteString(rehashAndUpgrade(t, c, user))
 			got := scratchToken.ReplaceAllString(out.String(), "etl_stage_${1}_<token>")
 			path := filepath.Join("testdata", "golden", c.name+".sql")
 			if *update {
@@ -309,6 +318,38 @@ func TestCloudGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rehashAndUpgrade renders the statements of etl-craft rehash on a merge
+// target and of etl-craft upgrade-targets on a target lacking the
+// run-identity columns.
+func rehashAndUpgrade(t *testing.T, c cloudCase, user []protocoltest.Column) string {
+	t.Helper()
+	ctx := context.Background()
+	var out strings.Builder
+	merge := params("SQL_ACTION", "SCD1_MERGE", "TARGET_OBJECT", "staging.orders", "MERGE_KEY", "id", "SOURCE_SQL", "SELECT id, name, amount FROM raw.orders")
+	cat := &catalog{target: append(append([]protocoltest.Column{}, user...), auditOf(c.kind, "SCD1_MERGE")...)}
+	e, srv := newCloudEnv(t, c, cat)
+	e.b.Task("P", "merge", "SQL", merge)
+	w := e.open()
+	r, err := sqltask.Rehash(ctx, e.db, w, "staging.orders", false)
+	w.Close()
+	if err != nil || r.Rows != 2 {
+		t.Fatalf("rehash: %+v, %v", r, err)
+	}
+	out.WriteString(goldenStatements("etl-craft rehash --target staging.orders", srv.Statements()))
+
+	cat = &catalog{target: append(append([]protocoltest.Column{}, user...), cols(c.kind, "pipeline_run_id:id", "create_date:ts")...)}
+	e, srv = newCloudEnv(t, c, cat)
+	e.b.Task("P", "append", "SQL", params("SQL_ACTION", "APPEND_TABLE", "TARGET_OBJECT", "staging.orders", "SOURCE_SQL", "SELECT id, name, amount FROM raw.orders"))
+	w = e.open()
+	ups, err := sqltask.UpgradeTargets(ctx, e.db, w, "", "", false)
+	w.Close()
+	if err != nil || len(ups) != 1 || len(ups[0].Added) != 2 {
+		t.Fatalf("upgrade-targets: %+v, %v", ups, err)
+	}
+	out.WriteString(goldenStatements("etl-craft upgrade-targets", srv.Statements()))
+	return out.String()
 }
 
 // sqltaskSetVersion records change-hash version 2 for the golden target.

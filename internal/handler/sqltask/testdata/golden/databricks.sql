@@ -207,3 +207,13 @@ SELECT table_name FROM `main`.information_schema.tables WHERE LOWER(table_schema
 SELECT table_name FROM `main`.information_schema.tables WHERE LOWER(table_schema) = LOWER(CAST(:p1 AS STRING)) AND LOWER(table_name) LIKE CAST(:p2 AS STRING) -- [staging, etl_stage_101_%];
 DROP TABLE IF EXISTS `main`.`staging`.`orders`;
 
+-- etl-craft rehash --target staging.orders
+SELECT c.column_name, c.full_data_type FROM `main`.information_schema.columns c JOIN `main`.information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name WHERE LOWER(c.table_schema) = LOWER(CAST(:p1 AS STRING)) AND LOWER(c.table_name) = LOWER(CAST(:p2 AS STRING)) AND t.table_type IN ('MANAGED', 'EXTERNAL') ORDER BY c.ordinal_position -- [staging, orders];
+SELECT COUNT(*) FROM `main`.`staging`.`orders`;
+UPDATE `main`.`staging`.`orders` SET `hash_key` = md5(CASE WHEN `name` IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(CAST(`name` AS STRING)) AS STRING) || ':' || CAST(`name` AS STRING) END || CASE WHEN `amount` IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(replace(format_number(`amount`, 2), ',', '')) AS STRING) || ':' || replace(format_number(`amount`, 2), ',', '') END);
+
+-- etl-craft upgrade-targets
+SELECT c.column_name, c.full_data_type FROM `main`.information_schema.columns c JOIN `main`.information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name WHERE LOWER(c.table_schema) = LOWER(CAST(:p1 AS STRING)) AND LOWER(c.table_name) = LOWER(CAST(:p2 AS STRING)) AND t.table_type IN ('MANAGED', 'EXTERNAL') ORDER BY c.ordinal_position -- [staging, orders];
+ALTER TABLE `main`.`staging`.`orders` ADD COLUMN `pipeline_id` BIGINT;
+ALTER TABLE `main`.`staging`.`orders` ADD COLUMN `task_run_id` BIGINT;
+

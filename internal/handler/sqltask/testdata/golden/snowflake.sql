@@ -216,3 +216,17 @@ SELECT table_name FROM "ANALYTICS".information_schema.tables WHERE LOWER(table_s
 DROP TABLE IF EXISTS "ANALYTICS"."STAGING"."ORDERS";
 COMMIT;
 
+-- etl-craft rehash --target staging.orders
+BEGIN;
+SELECT c.column_name, CASE WHEN c.data_type = 'NUMBER' THEN 'NUMBER(' || c.numeric_precision || ',' || c.numeric_scale || ')' WHEN c.data_type = 'TEXT' THEN 'VARCHAR(' || c.character_maximum_length || ')' WHEN c.data_type LIKE 'TIMESTAMP%' THEN c.data_type || '(' || c.datetime_precision || ')' ELSE c.data_type END FROM "ANALYTICS".information_schema.columns c JOIN "ANALYTICS".information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name WHERE c.table_schema = ? AND c.table_name = ? AND t.table_type = 'BASE TABLE' ORDER BY c.ordinal_position -- [STAGING, ORDERS];
+SELECT COUNT(*) FROM "ANALYTICS"."STAGING"."ORDERS";
+UPDATE "ANALYTICS"."STAGING"."ORDERS" SET "HASH_KEY" = MD5(CASE WHEN "NAME" IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(CAST("NAME" AS VARCHAR)) AS VARCHAR) || ':' || CAST("NAME" AS VARCHAR) END || CASE WHEN "AMOUNT" IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(CAST("AMOUNT" AS VARCHAR)) AS VARCHAR) || ':' || CAST("AMOUNT" AS VARCHAR) END);
+COMMIT;
+
+-- etl-craft upgrade-targets
+BEGIN;
+SELECT c.column_name, CASE WHEN c.data_type = 'NUMBER' THEN 'NUMBER(' || c.numeric_precision || ',' || c.numeric_scale || ')' WHEN c.data_type = 'TEXT' THEN 'VARCHAR(' || c.character_maximum_length || ')' WHEN c.data_type LIKE 'TIMESTAMP%' THEN c.data_type || '(' || c.datetime_precision || ')' ELSE c.data_type END FROM "ANALYTICS".information_schema.columns c JOIN "ANALYTICS".information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name WHERE c.table_schema = ? AND c.table_name = ? AND t.table_type = 'BASE TABLE' ORDER BY c.ordinal_position -- [STAGING, ORDERS];
+ALTER TABLE "ANALYTICS"."STAGING"."ORDERS" ADD COLUMN "PIPELINE_ID" BIGINT;
+ALTER TABLE "ANALYTICS"."STAGING"."ORDERS" ADD COLUMN "TASK_RUN_ID" BIGINT;
+COMMIT;
+

@@ -207,3 +207,13 @@ SELECT table_name FROM "iceberg".information_schema.tables WHERE LOWER(table_sch
 SELECT table_name FROM "iceberg".information_schema.tables WHERE LOWER(table_schema) = LOWER(CAST(? AS VARCHAR)) AND LOWER(table_name) LIKE CAST(? AS VARCHAR) -- [staging, etl_stage_101_%];
 DROP TABLE IF EXISTS "iceberg"."staging"."orders";
 
+-- etl-craft rehash --target staging.orders
+SELECT c.column_name, c.data_type FROM "iceberg".information_schema.columns c JOIN "iceberg".information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name WHERE c.table_schema = CAST(? AS VARCHAR) AND c.table_name = CAST(? AS VARCHAR) AND t.table_type = 'BASE TABLE' ORDER BY c.ordinal_position -- [staging, orders];
+SELECT COUNT(*) FROM "iceberg"."staging"."orders";
+UPDATE "iceberg"."staging"."orders" SET "hash_key" = lower(to_hex(md5(to_utf8(CASE WHEN "name" IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(CAST("name" AS VARCHAR)) AS VARCHAR) || ':' || CAST("name" AS VARCHAR) END || CASE WHEN "amount" IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(CAST("amount" AS VARCHAR)) AS VARCHAR) || ':' || CAST("amount" AS VARCHAR) END))));
+
+-- etl-craft upgrade-targets
+SELECT c.column_name, c.data_type FROM "iceberg".information_schema.columns c JOIN "iceberg".information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name WHERE c.table_schema = CAST(? AS VARCHAR) AND c.table_name = CAST(? AS VARCHAR) AND t.table_type = 'BASE TABLE' ORDER BY c.ordinal_position -- [staging, orders];
+ALTER TABLE "iceberg"."staging"."orders" ADD COLUMN "pipeline_id" BIGINT;
+ALTER TABLE "iceberg"."staging"."orders" ADD COLUMN "task_run_id" BIGINT;
+
