@@ -4,16 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
-	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 	"github.com/etl-craft/etl-craft/internal/warehouse/protocoltest"
 )
@@ -155,20 +152,6 @@ func newCloudEnv(t *testing.T, c cloudCase, cat *catalog) (*env, cloudServer) {
 		srv = tr
 	}
 	return newEngineEnv(t, opts), srv
-}
-
-// newEngineEnv returns an env writing to the warehouse opts opens, with a
-// SQLite Engine DB holding pipeline P and a run of it.
-func newEngineEnv(t *testing.T, opts warehouse.Options) *env {
-	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), refresh: "FULL", taskRun: 100, opts: opts}
-	e.log = slog.New(slog.NewTextHandler(&e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.db = pipelinetest.DB(t, engine.SQLite)
-	e.b = pipelinetest.New(t, e.db)
-	e.pipelineID = e.b.Pipeline("P", "FULL")
-	e.b.Exec("INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS) VALUES ($1, 'IN-PROGRESS')", e.pipelineID)
-	e.db.QueryRowContext(context.Background(), "SELECT MAX(PIPELINE_RUN_ID) FROM AUD_PIPELINES_RUN_LOG").Scan(&e.runID)
-	return e
 }
 
 // types names the portable column kinds in a case's type names.

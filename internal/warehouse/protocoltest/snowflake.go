@@ -32,8 +32,8 @@ func NewSnowflake(t testing.TB, answer Answerer) *Snowflake {
 	return s
 }
 
-// snowflakeBody reads a request body, which the driver may gzip.
-func snowflakeBody(r *http.Request) []byte {
+// Body reads a request body, which the Snowflake driver may gzip.
+func Body(r *http.Request) []byte {
 	var rd io.Reader = r.Body
 	if r.Header.Get("Content-Encoding") == "gzip" {
 		if z, err := gzip.NewReader(r.Body); err == nil {
@@ -68,7 +68,7 @@ func (s *Snowflake) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"bindings"`
 			RequestID string `json:"requestId"`
 		}
-		json.Unmarshal(snowflakeBody(r), &q)
+		json.Unmarshal(Body(r), &q)
 		if r.URL.Path == "/queries/v1/abort-request" {
 			s.cancelled(r.URL.Query().Get("requestId"))
 			ok(nil)
