@@ -45,6 +45,9 @@ type Actions interface {
 	MD5(text string) string
 	// CurrentUser returns the expression of the warehouse login.
 	CurrentUser() string
+	// CurrentTimestamp returns the expression of the statement's start, to
+	// the microsecond where the warehouse would round it coarser.
+	CurrentTimestamp() string
 	// RowNumber returns a window expression numbering a query's rows from 1
 	// in no particular order.
 	RowNumber() string
@@ -232,6 +235,7 @@ func (postgresDialect) DropRowID(Table) []string { return nil }
 
 // The forms PostgreSQL and DuckDB share: standard SQL.
 func (postgresDialect) MD5(text string) string                        { return "MD5(" + text + ")" }
+func (postgresDialect) CurrentTimestamp() string                      { return "CURRENT_TIMESTAMP" }
 func (postgresDialect) CurrentUser() string                           { return "current_user" }
 func (postgresDialect) RowNumber() string                             { return "row_number() OVER ()" }
 func (postgresDialect) TargetKeyword() string                         { return "TABLE" }
@@ -326,6 +330,7 @@ func (d duckdbDialect) DropRowID(t Table) []string {
 }
 
 func (duckdbDialect) MD5(text string) string                        { return "MD5(" + text + ")" }
+func (duckdbDialect) CurrentTimestamp() string                      { return "CURRENT_TIMESTAMP" }
 func (duckdbDialect) CurrentUser() string                           { return "current_user" }
 func (duckdbDialect) RowNumber() string                             { return "row_number() OVER ()" }
 func (duckdbDialect) TargetKeyword() string                         { return "TABLE" }

@@ -60,6 +60,7 @@ func (d databricksDialect) RowIDColumn(_ Table, column string) ([]string, string
 }
 func (databricksDialect) DropRowID(Table) []string    { return nil }
 func (databricksDialect) MD5(text string) string      { return "md5(" + text + ")" }
+func (databricksDialect) CurrentTimestamp() string    { return "CURRENT_TIMESTAMP" }
 func (databricksDialect) CurrentUser() string         { return "current_user()" }
 func (databricksDialect) RowNumber() string           { return "row_number() OVER (ORDER BY NULL)" }
 func (databricksDialect) TargetKeyword() string       { return "TABLE" }

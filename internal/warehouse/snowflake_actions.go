@@ -54,6 +54,7 @@ func (d snowflakeDialect) RowIDColumn(_ Table, column string) ([]string, string)
 }
 func (snowflakeDialect) DropRowID(Table) []string { return nil }
 func (snowflakeDialect) MD5(text string) string   { return "MD5(" + text + ")" }
+func (snowflakeDialect) CurrentTimestamp() string { return "CURRENT_TIMESTAMP" }
 func (snowflakeDialect) CurrentUser() string      { return "CURRENT_USER()" }
 func (snowflakeDialect) RowNumber() string        { return "ROW_NUMBER() OVER (ORDER BY NULL)" }
 func (d snowflakeDialect) TargetKeyword() string {

@@ -47,6 +47,7 @@ func (trinoDialect) DropRowID(Table) []string { return nil }
 
 // MD5 hashes the text's UTF-8 bytes and prints them as lower-case hex.
 func (trinoDialect) MD5(text string) string      { return "lower(to_hex(md5(to_utf8(" + text + "))))" }
+func (trinoDialect) CurrentTimestamp() string    { return "current_timestamp(6)" }
 func (trinoDialect) CurrentUser() string         { return "current_user" }
 func (trinoDialect) RowNumber() string           { return "row_number() OVER ()" }
 func (trinoDialect) TargetKeyword() string       { return "TABLE" }

@@ -404,7 +404,7 @@ func (j *job) stamp(b *warehouse.Binder, col, hash string) string {
 	case colTaskRunID:
 		return b.BigInt(j.t.TaskRunID)
 	case colCreateDate, colUpdateDate:
-		return "CURRENT_TIMESTAMP"
+		return j.a.CurrentTimestamp()
 	case colCreatedBy, colUpdatedBy:
 		return j.a.CurrentUser()
 	case colHashKey:
