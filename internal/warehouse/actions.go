@@ -14,8 +14,10 @@ import (
 
 // This file holds what the SQL task actions need from a dialect beyond
 // Dialect: the full declared type of each column of a table, the canonical
-// text of the change hash per type, and the DDL of the generated ROW_ID key.
-// Only the transactional warehouses (DuckDB files and PostgreSQL) have it.
+// text of the change hash per type, the DDL of the generated ROW_ID key and
+// the few SQL forms that differ between warehouses. Every dialect has it;
+// the cloud dialects' parts are in snowflake_actions.go,
+// databricks_actions.go and trino_actions.go.
 
 // Actions is a dialect the SQL task actions can write with.
 type Actions interface {
@@ -38,7 +40,44 @@ type Actions interface {
 	// DropRowID returns the statements removing what RowIDColumn created
 	// beside table t, run after t is dropped.
 	DropRowID(t Table) []string
+	// MD5 returns the expression of the 32 lower-case hex digits of the MD5
+	// of text's UTF-8 bytes.
+	MD5(text string) string
+	// CurrentUser returns the expression of the warehouse login.
+	CurrentUser() string
+	// CurrentTimestamp returns the expression of the statement's start, to
+	// the microsecond where the warehouse would round it coarser.
+	CurrentTimestamp() string
+	// RowNumber returns a window expression numbering a query's rows from 1
+	// in no particular order.
+	RowNumber() string
+	// TargetKeyword is the object keyword of the tables SQL tasks create
+	// in CREATE, ALTER and DROP: TABLE, or ICEBERG TABLE.
+	TargetKeyword() string
+	// TargetOptions returns the clause following a created target's name
+	// (and column list), from the task's storage parameters (by name, set
+	// only when given); "" when there is none.
+	TargetOptions(t Table, storage map[string]string) string
+	// StorageParameters are the task storage parameters the created tables
+	// take (EXTERNAL_LOCATION, EXTERNAL_VOLUME, BASE_LOCATION, CATALOG).
+	StorageParameters() []string
+	// TableFormats are the TABLE_FORMAT values a task may name: the table
+	// format this warehouse creates (both, where they mean the same).
+	TableFormats() []TableFormat
+	// TablesQuery returns the query listing the names of the tables of
+	// schema (any case) in the catalog whose lower-case name starts with
+	// the lower-case prefix, LIKE-matched (callers check the prefix again:
+	// _ matches any character).
+	TablesQuery(catalog, schema, prefix string) (string, []any)
 }
+
+// The task storage parameters, as Actions.StorageParameters names them.
+const (
+	ExternalLocation = "EXTERNAL_LOCATION"
+	ExternalVolume   = "EXTERNAL_VOLUME"
+	BaseLocation     = "BASE_LOCATION"
+	CatalogParameter = "CATALOG"
+)
 
 // ActionsOf returns the SQL task actions of a warehouse or dialect; a
 // warehouse without them is refused as a handler error (exit 15).
@@ -49,8 +88,7 @@ func ActionsOf(d Dialect) (Actions, error) {
 	if a, ok := d.(Actions); ok {
 		return a, nil
 	}
-	return nil, exit.Errorf(exit.Handler,
-		"SQL tasks cannot write to a %s warehouse in this version of etl-craft: use a DuckDB file or PostgreSQL warehouse", d.Name())
+	return nil, exit.Errorf(exit.Handler, "SQL tasks cannot write to a %s warehouse in this version of etl-craft", d.Name())
 }
 
 // HashColumn is one input of the change hash: an SQL expression, the
@@ -68,7 +106,7 @@ type HashColumn struct {
 // zone. A column whose type has no canonical text is refused, naming it.
 func ChangeHash(a Actions, cols []HashColumn) (string, error) {
 	if len(cols) == 0 {
-		return "MD5('')", nil
+		return a.MD5("''"), nil
 	}
 	parts := make([]string, len(cols))
 	for i, c := range cols {
@@ -76,9 +114,9 @@ func ChangeHash(a Actions, cols []HashColumn) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("column %s (%s): %w", c.Name, c.Type, err)
 		}
-		parts[i] = "CASE WHEN " + c.Expr + " IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(" + text + ") AS VARCHAR) || ':' || " + text + " END"
+		parts[i] = "CASE WHEN " + c.Expr + " IS NULL THEN 'N' ELSE 'V' || CAST(LENGTH(" + text + ") AS " + a.TypeName(String) + ") || ':' || " + text + " END"
 	}
-	return "MD5(" + strings.Join(parts, " || ") + ")", nil
+	return a.MD5(strings.Join(parts, " || ")), nil
 }
 
 // The reasons a compare column's type is refused.
@@ -195,6 +233,20 @@ func (d postgresDialect) RowIDColumn(_ Table, column string) ([]string, string) 
 // DropRowID has nothing to drop: the identity goes with its table.
 func (postgresDialect) DropRowID(Table) []string { return nil }
 
+// The forms PostgreSQL and DuckDB share: standard SQL.
+func (postgresDialect) MD5(text string) string                        { return "MD5(" + text + ")" }
+func (postgresDialect) CurrentTimestamp() string                      { return "CURRENT_TIMESTAMP" }
+func (postgresDialect) CurrentUser() string                           { return "current_user" }
+func (postgresDialect) RowNumber() string                             { return "row_number() OVER ()" }
+func (postgresDialect) TargetKeyword() string                         { return "TABLE" }
+func (postgresDialect) TargetOptions(Table, map[string]string) string { return "" }
+func (postgresDialect) StorageParameters() []string                   { return nil }
+func (postgresDialect) TableFormats() []TableFormat                   { return []TableFormat{Native} }
+func (d postgresDialect) TablesQuery(_, schema, prefix string) (string, []any) {
+	return "SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace" +
+		" WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND LOWER(c.relname) LIKE $2", []any{d.Fold(schema), strings.ToLower(prefix) + "%"}
+}
+
 // duckdbIntegers are DuckDB's integer type names.
 var duckdbIntegers = map[string]bool{
 	"TINYINT": true, "SMALLINT": true, "INTEGER": true, "BIGINT": true, "HUGEINT": true,
@@ -275,4 +327,18 @@ func (d duckdbDialect) RowIDColumn(t Table, column string) ([]string, string) {
 // DropRowID drops the table's ROW_ID sequence.
 func (d duckdbDialect) DropRowID(t Table) []string {
 	return []string{"DROP SEQUENCE IF EXISTS " + rowIDSequence(d, t)}
+}
+
+func (duckdbDialect) MD5(text string) string                        { return "MD5(" + text + ")" }
+func (duckdbDialect) CurrentTimestamp() string                      { return "CURRENT_TIMESTAMP" }
+func (duckdbDialect) CurrentUser() string                           { return "current_user" }
+func (duckdbDialect) RowNumber() string                             { return "row_number() OVER ()" }
+func (duckdbDialect) TargetKeyword() string                         { return "TABLE" }
+func (duckdbDialect) TargetOptions(Table, map[string]string) string { return "" }
+func (duckdbDialect) StorageParameters() []string                   { return nil }
+func (duckdbDialect) TableFormats() []TableFormat                   { return []TableFormat{Native} }
+func (d duckdbDialect) TablesQuery(catalog, schema, prefix string) (string, []any) {
+	return "SELECT table_name FROM information_schema.tables WHERE LOWER(table_catalog) = LOWER(?)" +
+			" AND LOWER(table_schema) = LOWER(?) AND table_type = 'BASE TABLE' AND LOWER(table_name) LIKE ?",
+		[]any{catalog, schema, strings.ToLower(prefix) + "%"}
 }

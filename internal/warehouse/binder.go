@@ -14,8 +14,8 @@ func (b *Binder) BigInt(v int64) string {
 	return "CAST(" + b.D.Placeholder(len(b.Args), BigInt) + " AS BIGINT)"
 }
 
-// Text binds v and returns its placeholder, cast to VARCHAR.
+// Text binds v and returns its placeholder, cast to the dialect's text type.
 func (b *Binder) Text(v string) string {
 	b.Args = append(b.Args, v)
-	return "CAST(" + b.D.Placeholder(len(b.Args), String) + " AS VARCHAR)"
+	return "CAST(" + b.D.Placeholder(len(b.Args), String) + " AS " + b.D.TypeName(String) + ")"
 }

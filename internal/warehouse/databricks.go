@@ -242,11 +242,13 @@ func dbxParams(args []driver.NamedValue) []dbxParam {
 }
 
 // run executes one statement and waits for its end, polling while it runs;
-// a cancelled context cancels the statement.
+// a cancelled context cancels the statement. The statement is submitted
+// asynchronously (wait_timeout 0s), so its id is known at once and a cancel
+// or a timeout always reaches it through the cancel endpoint.
 func (c *dbxConn) run(ctx context.Context, query string, args []driver.NamedValue) (*dbxResponse, error) {
 	body, err := json.Marshal(dbxRequest{
 		Statement: query, WarehouseID: c.warehouseID, Catalog: c.catalog, Schema: c.schema,
-		Parameters: dbxParams(args), WaitTimeout: "30s", OnWaitTimeout: "CONTINUE",
+		Parameters: dbxParams(args), WaitTimeout: "0s", OnWaitTimeout: "CONTINUE",
 		Disposition: "INLINE", Format: "JSON_ARRAY",
 	})
 	if err != nil {

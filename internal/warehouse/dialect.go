@@ -131,6 +131,12 @@ type Capabilities struct {
 	PKEnforced   bool // PRIMARY KEY and UNIQUE constraints are enforced
 	SingleWriter bool // one writing process at a time (the Engine-DB warehouse lock)
 	CatalogCheck bool // the catalog must be checked to hold etl-craft's tables (CheckTrinoCatalog)
+	// MergeUpdate: an UPDATE or DELETE joined to another table is written as
+	// MERGE INTO … USING (there is no UPDATE … FROM, or no alias on its target).
+	MergeUpdate bool
+	// DDLCommits: a DDL statement commits the open transaction, so the
+	// statements changing rows run in a transaction begun after the last DDL.
+	DDLCommits bool
 }
 
 // Dialect is the SQL one warehouse speaks. It connects to nothing: the clone

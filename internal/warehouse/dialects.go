@@ -70,6 +70,11 @@ func (duckdbDialect) columnsQuery(t Table) (string, []any) {
 		" ORDER BY ordinal_position", []any{t.Catalog, t.Schema, t.Name}
 }
 
+// trinoTimestampTZ is the zoned timestamp Trino's Iceberg connector
+// stores: microseconds (a bare TIMESTAMP WITH TIME ZONE has milliseconds,
+// which the connector refuses).
+const trinoTimestampTZ = "TIMESTAMP(6) WITH TIME ZONE"
+
 // trinoDialect is Trino writing Iceberg tables, whatever the table format:
 // the catalog decides. It has no transactions and no temporary tables, and
 // it does not coerce bound values, so every placeholder is cast.
@@ -78,10 +83,10 @@ type trinoDialect struct{}
 func (trinoDialect) Name() string                       { return "trino_iceberg" }
 func (trinoDialect) Quote(ident string) string          { return quoteWith('"', ident) }
 func (trinoDialect) Fold(ident string) string           { return fold(FoldLower, ident) }
-func (trinoDialect) TypeName(t Type) string             { return typeName(t, timestampTZ, "VARCHAR") }
+func (trinoDialect) TypeName(t Type) string             { return typeName(t, trinoTimestampTZ, "VARCHAR") }
 func (d trinoDialect) Placeholder(_ int, t Type) string { return castPlaceholder(d, "?", t) }
 func (trinoDialect) Capabilities() Capabilities {
-	return Capabilities{Replace: CopyAndRestore, RowID: Computed, CatalogCheck: true}
+	return Capabilities{Replace: CopyAndRestore, RowID: Computed, CatalogCheck: true, MergeUpdate: true}
 }
 func (d trinoDialect) CreateTable(t Table, cols []Column) string {
 	return createTable(d, "TABLE", t, cols)
@@ -114,7 +119,7 @@ func (d databricksDialect) Placeholder(n int, t Type) string {
 	return castPlaceholder(d, ":p"+strconv.Itoa(n), t)
 }
 func (databricksDialect) Capabilities() Capabilities {
-	return Capabilities{Replace: CopyAndRestore, RowID: Identity}
+	return Capabilities{Replace: CopyAndRestore, RowID: Identity, MergeUpdate: true}
 }
 
 // CreateTable makes a Delta table, external under Base_location when one is
@@ -169,9 +174,9 @@ func (d snowflakeDialect) TypeName(t Type) string {
 func (snowflakeDialect) Placeholder(int, Type) string { return "?" }
 func (d snowflakeDialect) Capabilities() Capabilities {
 	if d.iceberg {
-		return Capabilities{Replace: CopyAndRestore, RowID: Computed, Transactions: true, TempTables: true}
+		return Capabilities{Replace: CopyAndRestore, RowID: Computed, Transactions: true, TempTables: true, DDLCommits: true}
 	}
-	return Capabilities{Replace: CreateOrReplace, RowID: Identity, Transactions: true, TempTables: true}
+	return Capabilities{Replace: CreateOrReplace, RowID: Identity, Transactions: true, TempTables: true, DDLCommits: true}
 }
 
 // CreateTable makes an ordinary table, or an Iceberg table in the Snowflake

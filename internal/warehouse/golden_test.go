@@ -58,6 +58,7 @@ func goldenSQL(d Dialect) string {
 	section("dialect", "-- name: "+d.Name(),
 		fmt.Sprintf("-- replace: %s, row id: %s, transactions: %t, temp tables: %t, pk enforced: %t, single writer: %t",
 			caps.Replace, caps.RowID, caps.Transactions, caps.TempTables, caps.PKEnforced, caps.SingleWriter),
+		fmt.Sprintf("-- merge update: %t, ddl commits: %t", caps.MergeUpdate, caps.DDLCommits),
 		"-- fold Mixed_Case: "+d.Fold("Mixed_Case"),
 		"-- quote: "+d.Quote(`it's a "name"`))
 	var types []string

@@ -1,14 +1,12 @@
 package warehouse
 
 import (
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +17,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/youmark/pkcs8"
+
+	"github.com/etl-craft/etl-craft/internal/warehouse/protocoltest"
 )
 
 // snowflakeService answers the Snowflake connector's protocol on a local TLS
@@ -47,18 +47,6 @@ func newSnowflakeService(t *testing.T) *snowflakeService {
 	return s
 }
 
-// body reads a request body, which the connector may gzip.
-func body(r *http.Request) []byte {
-	var rd io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		if z, err := gzip.NewReader(r.Body); err == nil {
-			rd = z
-		}
-	}
-	b, _ := io.ReadAll(rd)
-	return b
-}
-
 func (s *snowflakeService) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	ok := func(data any) { json.NewEncoder(w).Encode(map[string]any{"data": data, "success": true}) }
@@ -67,7 +55,7 @@ func (s *snowflakeService) serve(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Data map[string]any `json:"data"`
 		}
-		json.Unmarshal(body(r), &req)
+		json.Unmarshal(protocoltest.Body(r), &req)
 		s.logins.add(snowflakeLogin{query: r.URL.Query(), data: req.Data})
 		ok(map[string]any{
 			"token": "session-token", "masterToken": "master-token", "sessionId": 7,
@@ -80,7 +68,7 @@ func (s *snowflakeService) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var q snowflakeQuery
-		json.Unmarshal(body(r), &q)
+		json.Unmarshal(protocoltest.Body(r), &q)
 		n := s.queries.add(q)
 		fixed := func(name string) map[string]any {
 			return map[string]any{"name": name, "type": "fixed", "precision": 19, "scale": 0, "nullable": false}

@@ -190,7 +190,7 @@ func TestTrinoToken(t *testing.T) {
 		if got := call.header.Get("Authorization"); got != "Bearer s3cret" {
 			t.Fatalf("%s: Authorization %q", mode, got)
 		}
-		if call.query != `CREATE TABLE "iceberg"."etl_craft"."T" ("ID" BIGINT, "FLAG" BOOLEAN, "AMOUNT" DECIMAL(38, 10), "DAY" DATE, "AT" TIMESTAMP WITH TIME ZONE, "NOTE" VARCHAR)` {
+		if call.query != `CREATE TABLE "iceberg"."etl_craft"."T" ("ID" BIGINT, "FLAG" BOOLEAN, "AMOUNT" DECIMAL(38, 10), "DAY" DATE, "AT" TIMESTAMP(6) WITH TIME ZONE, "NOTE" VARCHAR)` {
 			t.Fatalf("sent %s", call.query)
 		}
 	}

@@ -53,8 +53,7 @@ func eachWarehouse(t *testing.T, body func(t *testing.T, e *env)) {
 
 func newEnv(t *testing.T, kind warehouse.Kind) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), refresh: "FULL", taskRun: 100}
-	e.log = slog.New(slog.NewTextHandler(&e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := newEngineEnv(t, warehouse.Options{})
 	if kind == warehouse.DuckDB {
 		e.opts = warehouse.Options{Kind: warehouse.DuckDB, Path: filepath.Join(e.dir, "warehouse.duckdb"), Schema: "staging"}
 	} else {
@@ -66,6 +65,15 @@ func newEnv(t *testing.T, kind warehouse.Kind) *env {
 		e.opts = opts
 	}
 	e.exec("CREATE SCHEMA staging")
+	return e
+}
+
+// newEngineEnv returns an env writing to the warehouse opts opens, with a
+// SQLite Engine DB holding pipeline P and a run of it.
+func newEngineEnv(t *testing.T, opts warehouse.Options) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), refresh: "FULL", taskRun: 100, opts: opts}
+	e.log = slog.New(slog.NewTextHandler(&e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.db = pipelinetest.DB(t, engine.SQLite)
 	e.b = pipelinetest.New(t, e.db)
 	e.pipelineID = e.b.Pipeline("P", "FULL")

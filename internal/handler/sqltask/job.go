@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
@@ -28,6 +29,12 @@ type job struct {
 	token   string
 	tx      warehouse.Tx
 	scratch []warehouse.Table
+	caps    warehouse.Capabilities
+	// open is false once a DDL statement committed the transaction on a
+	// warehouse where DDL commits (Capabilities.DDLCommits).
+	open bool
+	// keep is this attempt's recovery copy of the target while it exists.
+	keep *warehouse.Table
 }
 
 // run performs the action in one warehouse transaction, rolled back
@@ -37,6 +44,9 @@ func (j *job) run(ctx context.Context) (handler.Result, error) {
 		return handler.Result{}, err
 	}
 	defer j.rollback()
+	if err := j.recoverEarlier(ctx); err != nil {
+		return handler.Result{}, err
+	}
 	switch j.s.action {
 	case CreateTable:
 		return j.createTable(ctx)
@@ -54,18 +64,37 @@ func (j *job) run(ctx context.Context) (handler.Result, error) {
 	return j.dropTable(ctx)
 }
 
-// storageRefusal refuses the Iceberg format and storage paths: the
-// warehouses SQL tasks write to create native tables in their own storage.
+// storageRefusal refuses a TABLE_FORMAT the warehouse does not create, and
+// storage parameters its created tables do not take.
 func (j *job) storageRefusal() error {
-	if j.s.iceberg {
-		return j.guard("%s iceberg: SQL tasks on the %s warehouse create native tables; remove it or set it to native", pTableFormat, j.w.Name())
+	formats := j.a.TableFormats()
+	if f := warehouse.TableFormat(j.s.format); f != "" && !slices.Contains(formats, f) {
+		return j.guard("%s %s: SQL tasks on the %s warehouse create %s tables (Warehouse.Table_format); remove it or set it to %s",
+			pTableFormat, f, j.w.Name(), formats[0], formats[0])
 	}
-	if len(j.s.storage) > 0 {
-		return j.guard("%s names storage for Iceberg and external tables, which the %s warehouse does not create: remove it",
-			strings.Join(j.s.storage, ", "), j.w.Name())
+	allowed := j.a.StorageParameters()
+	var refused []string
+	for _, name := range j.s.storage {
+		if !slices.Contains(allowed, name) {
+			refused = append(refused, name)
+		}
+	}
+	if len(refused) > 0 {
+		uses := "none"
+		if len(allowed) > 0 {
+			uses = strings.Join(allowed, ", ")
+		}
+		return j.guard("%s names storage for Iceberg and external tables, which the %s warehouse does not use: remove it (the storage parameters it takes: %s)",
+			strings.Join(refused, ", "), j.w.Name(), uses)
 	}
 	return nil
 }
+
+// oneByOne reports whether the warehouse commits some statements on their
+// own (no transactions, or DDL that commits): a failure cannot roll back
+// the scratch tables and recovery copy, which are then dropped and
+// restored by hand, and a crashed attempt may leave them for the next one.
+func (j *job) oneByOne() bool { return !j.caps.Transactions || j.caps.DDLCommits }
 
 // guard returns a SQL guard error (exit 21, never retried) about the target.
 func (j *job) guard(format string, args ...any) error {
@@ -78,29 +107,88 @@ func (j *job) begin(ctx context.Context) error {
 	if err != nil {
 		return j.failed(ctx, "begin a warehouse transaction", "", err)
 	}
-	j.tx = tx
+	j.tx, j.open = tx, true
 	return nil
 }
 
 // rollback abandons the transaction when it was not committed; the scratch
-// tables it created go with it.
+// tables it created go with it. Where statements commit one by one, the
+// target is restored from this attempt's recovery copy and the scratch
+// tables are dropped on a connection of their own, even when the attempt
+// was cancelled.
 func (j *job) rollback() {
-	if j.tx != nil {
-		j.tx.Rollback()
+	if j.tx == nil {
+		return
 	}
+	j.tx.Rollback()
+	if !j.oneByOne() || (len(j.scratch) == 0 && j.keep == nil) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if err := j.begin(ctx); err != nil {
+		j.log.Error("could not undo the failed attempt: the next attempt will", "error", err)
+		return
+	}
+	defer j.tx.Rollback()
+	if j.keep != nil {
+		if err := j.restore(ctx, *j.keep); err != nil {
+			j.log.Error("could not restore the target from its recovery copy: the next attempt will", "copy", j.keep.Name, "error", err)
+			return
+		}
+	}
+	j.dropScratch(ctx)
 }
 
-// finish drops the scratch tables and commits.
-func (j *job) finish(ctx context.Context) error {
+// cleanupTimeout bounds the undoing of a failed attempt.
+const cleanupTimeout = 2 * time.Minute
+
+// dropScratch drops this attempt's scratch tables.
+func (j *job) dropScratch(ctx context.Context) error {
 	for _, s := range j.scratch {
 		if err := j.exec(ctx, "drop the scratch tables", "DROP TABLE IF EXISTS "+j.qualified(s)); err != nil {
 			return err
 		}
 	}
+	j.scratch = nil
+	return nil
+}
+
+// writeRows is called before the statements that change the target's rows:
+// where DDL committed the transaction, a new one begins, so the row changes
+// commit together.
+func (j *job) writeRows(ctx context.Context) error {
+	if !j.caps.DDLCommits || j.open {
+		return nil
+	}
+	if err := j.exec(ctx, "begin a warehouse transaction", "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	j.open = true
+	return nil
+}
+
+// finish commits the rows written and drops the scratch tables and the
+// recovery copy: before the commit where they go with the transaction,
+// after it where DDL would commit it anyway.
+func (j *job) finish(ctx context.Context) error {
+	if j.caps.DDLCommits && j.open && (len(j.scratch) > 0 || j.keep != nil) {
+		if err := j.exec(ctx, "commit the "+j.s.action, "COMMIT"); err != nil {
+			return err
+		}
+	}
+	if err := j.dropScratch(ctx); err != nil {
+		return err
+	}
+	if j.keep != nil {
+		if err := j.exec(ctx, "drop the recovery copy", "DROP TABLE IF EXISTS "+j.qualified(*j.keep)); err != nil {
+			return err
+		}
+		j.keep = nil
+	}
 	if err := j.tx.Commit(); err != nil {
 		return j.failed(ctx, "commit the "+j.s.action, "", err)
 	}
-	j.scratch = nil
 	return nil
 }
 
@@ -114,10 +202,23 @@ func (j *job) exec(ctx context.Context, step, query string, args ...any) error {
 func (j *job) execResult(ctx context.Context, step, query string, args ...any) (sql.Result, error) {
 	j.log.Debug("running a statement", "step", step, "statement", query)
 	res, err := j.tx.Exec(ctx, query, args...)
+	if isDDL(query) {
+		j.open = false
+	}
 	if err != nil {
 		return nil, j.failed(ctx, step, query, err)
 	}
 	return res, nil
+}
+
+// isDDL reports whether a statement etl-craft generates defines objects.
+func isDDL(query string) bool {
+	for _, kw := range []string{"CREATE ", "DROP ", "ALTER "} {
+		if strings.HasPrefix(query, kw) {
+			return true
+		}
+	}
+	return false
 }
 
 // count runs a SELECT COUNT(*) of a step.
@@ -138,7 +239,7 @@ func (j *job) countEach(ctx context.Context, t warehouse.Table, conds []string, 
 	for i, c := range conds {
 		aggs[i] = "COUNT(*)"
 		if c != "" {
-			aggs[i] += " FILTER (WHERE " + c + ")"
+			aggs[i] = "COUNT(CASE WHEN " + c + " THEN 1 END)"
 		}
 	}
 	q := "SELECT " + strings.Join(aggs, ", ") + " FROM " + j.qualified(t)
@@ -303,9 +404,9 @@ func (j *job) stamp(b *warehouse.Binder, col, hash string) string {
 	case colTaskRunID:
 		return b.BigInt(j.t.TaskRunID)
 	case colCreateDate, colUpdateDate:
-		return "CURRENT_TIMESTAMP"
+		return j.a.CurrentTimestamp()
 	case colCreatedBy, colUpdatedBy:
-		return "current_user"
+		return j.a.CurrentUser()
 	case colHashKey:
 		return hash
 	case colActiveFlag:
@@ -382,7 +483,8 @@ func (j *job) createTarget(ctx context.Context, step string, cols []warehouse.Co
 		defs = append(defs, j.q(j.w.Fold(c))+" "+j.w.TypeName(engineTypes[c]))
 	}
 	defs = append(defs, rowID)
-	for _, s := range append(before, "CREATE TABLE "+j.qualified(j.tgt.table)+" (\n  "+strings.Join(defs, ",\n  ")+"\n)") {
+	create := "CREATE " + j.a.TargetKeyword() + " " + j.qualified(j.tgt.table) + " (\n  " + strings.Join(defs, ",\n  ") + "\n)" + j.options()
+	for _, s := range append(before, create) {
 		if err := j.exec(ctx, step, s); err != nil {
 			return err
 		}
@@ -392,13 +494,16 @@ func (j *job) createTarget(ctx context.Context, step string, cols []warehouse.Co
 
 // dropTarget drops the target and what its ROW_ID needs beside it.
 func (j *job) dropTarget(ctx context.Context, step string) error {
-	for _, s := range append([]string{"DROP TABLE IF EXISTS " + j.qualified(j.tgt.table)}, j.a.DropRowID(j.tgt.table)...) {
+	for _, s := range append([]string{"DROP " + j.a.TargetKeyword() + " IF EXISTS " + j.qualified(j.tgt.table)}, j.a.DropRowID(j.tgt.table)...) {
 		if err := j.exec(ctx, step, s); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// options returns the clause of the target's format and storage.
+func (j *job) options() string { return j.a.TargetOptions(j.tgt.table, j.s.storageSet) }
 
 // clearHashVersion forgets the target's change-hash version after it was
 // dropped or replaced.

@@ -95,6 +95,9 @@ func (j *job) merge(ctx context.Context) (handler.Result, error) {
 	if err := j.evolve(ctx, added); err != nil {
 		return r, err
 	}
+	if err := j.writeRows(ctx); err != nil {
+		return r, err
+	}
 	k.tcols = effective
 	if j.s.action == SCD1Merge {
 		err = j.scd1(ctx, k, src, compare, audit, &r)
@@ -231,7 +234,8 @@ func (j *job) scd1(ctx context.Context, k keyedRun, src warehouse.Table, compare
 	if err != nil {
 		return err
 	}
-	changed := j.match(k) + " AND (t." + j.tcol(k, colHashKey) + " IS DISTINCT FROM " + mergedHash + " OR " + j.deleted(k) + ")"
+	differs := "(t." + j.tcol(k, colHashKey) + " IS DISTINCT FROM " + mergedHash + " OR " + j.deleted(k) + ")"
+	changed := j.match(k) + " AND " + differs
 	n, err := j.count(ctx, "count the changed rows", "SELECT COUNT(*) FROM "+j.qualified(j.tgt.table)+" AS t JOIN "+j.qualified(src)+" AS s ON "+changed)
 	if err != nil {
 		return err
@@ -254,7 +258,7 @@ func (j *job) scd1(ctx context.Context, k keyedRun, src warehouse.Table, compare
 		for _, a := range j.stamps(b, k.tcols, without(audit, colCreateDate, colCreatedBy), mergedHash) {
 			sets = append(sets, j.q(a.column)+" = "+a.expr)
 		}
-		q := "UPDATE " + j.qualified(j.tgt.table) + " AS t SET\n  " + strings.Join(sets, ",\n  ") + "\nFROM " + j.qualified(src) + " AS s\nWHERE " + changed
+		q := j.joinedUpdate(j.qualified(src), j.match(k), differs, strings.Join(sets, ", "))
 		if err := j.exec(ctx, "merge the SELECT's rows", q, b.Args...); err != nil {
 			return err
 		}
@@ -276,7 +280,20 @@ func (j *job) insertNew(ctx context.Context, k keyedRun, src warehouse.Table, au
 	}
 	b := &warehouse.Binder{D: j.w}
 	sets := append(j.copied(k.cols, k.tcols), j.stamps(b, k.tcols, audit, hash)...)
+	sets = append(sets, j.rowID(k.tcols)...)
 	return j.exec(ctx, "merge the SELECT's rows", j.insertSelect(sets, j.qualified(src), absent), b.Args...)
+}
+
+// joinedUpdate returns the statement updating, with the assignments sets,
+// the target rows t that match a
+// source row s of from by on and meet cond: UPDATE … FROM, or MERGE INTO
+// where joined updates are written so (Capabilities.MergeUpdate).
+func (j *job) joinedUpdate(from, on, cond, sets string) string {
+	if j.caps.MergeUpdate {
+		return "MERGE INTO " + j.qualified(j.tgt.table) + " AS t\nUSING " + from + " AS s\nON " + on +
+			"\nWHEN MATCHED AND " + cond + " THEN UPDATE SET " + sets
+	}
+	return "UPDATE " + j.qualified(j.tgt.table) + " AS t SET " + sets + "\nFROM " + from + " AS s\nWHERE " + on + " AND " + cond
 }
 
 // scd2 closes the active version of each key whose hash changed (or that
@@ -288,7 +305,8 @@ func (j *job) scd2(ctx context.Context, k keyedRun, src warehouse.Table, compare
 		return err
 	}
 	active := " AND t." + j.tcol(k, colActiveFlag) + " = 'Y'"
-	changed := j.match(k) + active + " AND (t." + j.tcol(k, colHashKey) + " IS DISTINCT FROM " + hash + " OR " + j.deleted(k) + ")"
+	differs := "(t." + j.tcol(k, colHashKey) + " IS DISTINCT FROM " + hash + " OR " + j.deleted(k) + ")"
+	changed := j.match(k) + active + " AND " + differs
 	n, err := j.count(ctx, "count the changed rows", "SELECT COUNT(*) FROM "+j.qualified(j.tgt.table)+" AS t JOIN "+j.qualified(src)+" AS s ON "+changed)
 	if err != nil {
 		return err
@@ -300,7 +318,7 @@ func (j *job) scd2(ctx context.Context, k keyedRun, src warehouse.Table, compare
 		for _, a := range j.stamps(b, k.tcols, append(slices.Clone(IdentityColumns), colUpdateDate, colUpdatedBy), "") {
 			close = append(close, j.q(a.column)+" = "+a.expr)
 		}
-		q := "UPDATE " + j.qualified(j.tgt.table) + " AS t SET " + strings.Join(close, ", ") + "\nFROM " + j.qualified(src) + " AS s\nWHERE " + changed
+		q := j.joinedUpdate(j.qualified(src), j.match(k)+active, differs, strings.Join(close, ", "))
 		if err := j.exec(ctx, "merge the SELECT's rows", q, b.Args...); err != nil {
 			return err
 		}
@@ -323,12 +341,23 @@ func (j *job) deleteRows(ctx context.Context) (handler.Result, error) {
 	}
 	cond := "EXISTS (SELECT 1 FROM " + j.qualified(k.stage) + " AS s WHERE " + j.match(k) + ")"
 	b := &warehouse.Binder{D: j.w}
+	// Where joined changes are MERGEs, the source is the distinct keys, so
+	// that no target row matches twice.
+	keys := make([]string, len(k.keys))
+	for i, key := range k.keys {
+		keys[i] = j.q(key)
+	}
+	distinct := "(SELECT DISTINCT " + strings.Join(keys, ", ") + " FROM " + j.qualified(k.stage) + ")"
 	q := "DELETE FROM " + j.qualified(j.tgt.table) + " AS t WHERE " + cond
+	if j.caps.MergeUpdate {
+		q = "MERGE INTO " + j.qualified(j.tgt.table) + " AS t\nUSING " + distinct + " AS s\nON " + j.match(k) + "\nWHEN MATCHED THEN DELETE"
+	}
 	if !j.s.hardDelete {
-		cond += " AND NOT " + j.deleted(k)
+		live := "NOT " + j.deleted(k)
 		if _, ok := column(k.tcols, colActiveFlag); ok {
-			cond += " AND t." + j.tcol(k, colActiveFlag) + " = 'Y'"
+			live += " AND t." + j.tcol(k, colActiveFlag) + " = 'Y'"
 		}
+		cond += " AND " + live
 		sets := []string{j.tcol(k, colDeleteFlag) + " = 'Y'"}
 		stamped := append(slices.Clone(IdentityColumns), colUpdateDate, colUpdatedBy)
 		present := slices.DeleteFunc(stamped, func(c string) bool { _, ok := column(k.tcols, c); return !ok })
@@ -336,6 +365,9 @@ func (j *job) deleteRows(ctx context.Context) (handler.Result, error) {
 			sets = append(sets, j.q(a.column)+" = "+a.expr)
 		}
 		q = "UPDATE " + j.qualified(j.tgt.table) + " AS t SET " + strings.Join(sets, ", ") + "\nWHERE " + cond
+		if j.caps.MergeUpdate {
+			q = j.joinedUpdate(distinct, j.match(k), live, strings.Join(sets, ", "))
+		}
 	}
 	n, err := j.count(ctx, "count the rows to delete", "SELECT COUNT(*) FROM "+j.qualified(j.tgt.table)+" AS t WHERE "+cond)
 	if err != nil {
@@ -343,6 +375,9 @@ func (j *job) deleteRows(ctx context.Context) (handler.Result, error) {
 	}
 	r.DeleteCount = handler.Int(n)
 	if n > 0 {
+		if err := j.writeRows(ctx); err != nil {
+			return r, err
+		}
 		if err := j.exec(ctx, "delete the SELECT's keys", q, b.Args...); err != nil {
 			return r, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/suggest"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // The SQL actions: the closed vocabulary of SQL_ACTION.
@@ -50,10 +51,10 @@ const (
 	pPreserveTarget   = "PRESERVE_TARGET"
 	pHardDelete       = "HARD_DELETE"
 	pTableFormat      = "TABLE_FORMAT"
-	pExternalLocation = "EXTERNAL_LOCATION"
-	pExternalVolume   = "EXTERNAL_VOLUME"
-	pBaseLocation     = "BASE_LOCATION"
-	pCatalog          = "CATALOG"
+	pExternalLocation = warehouse.ExternalLocation
+	pExternalVolume   = warehouse.ExternalVolume
+	pBaseLocation     = warehouse.BaseLocation
+	pCatalog          = warehouse.CatalogParameter
 )
 
 // parameter is a parameter the SQL handler reads: the actions it applies to
@@ -114,8 +115,9 @@ type spec struct {
 	evolve     bool
 	preserve   bool
 	hardDelete bool
-	iceberg    bool
-	storage    []string // storage parameters set
+	format     string            // TABLE_FORMAT, lower case; "" when not set
+	storage    []string          // storage parameters set
+	storageSet map[string]string // their values
 }
 
 // readSpec reads and checks a task's parameters and its SELECT, without
@@ -162,15 +164,18 @@ func readSpec(t *handler.Task) (s *spec, failures, warnings []string) {
 		}
 	}
 	switch f := strings.ToLower(strings.TrimSpace(p[pTableFormat])); f {
-	case "", "native":
-	case "iceberg":
-		s.iceberg = true
+	case "", "native", "iceberg":
+		s.format = f
 	default:
 		fail("%s is %q: write native or iceberg", pTableFormat, p[pTableFormat])
 	}
 	for _, name := range storageParameters {
-		if _, ok := p[name]; ok && slices.Contains(creating, s.action) {
+		if v, ok := p[name]; ok && slices.Contains(creating, s.action) {
 			s.storage = append(s.storage, name)
+			if s.storageSet == nil {
+				s.storageSet = map[string]string{}
+			}
+			s.storageSet[name] = strings.TrimSpace(v)
 		}
 	}
 	_, volume := p[pExternalVolume]

@@ -4,17 +4,26 @@
 // dropping the TARGET_OBJECT — adding the engine-managed columns each action
 // needs and reporting counts from their own COUNT(*).
 //
-// Every action runs in one warehouse transaction, and every guard is checked
-// before the target is written. The SELECT is staged in a scratch table
-// etl_stage_<task_run_id>_<token> of the target's schema, dropped again
-// before the commit, where the guards look at its rows (the merges and
+// Every guard is checked before the target is written. On DuckDB and
+// PostgreSQL every action runs in one warehouse transaction; the other
+// warehouses keep a write safe by their Dialect's capabilities: one atomic
+// CREATE OR REPLACE or INSERT OVERWRITE (Snowflake native), the row
+// changes in a transaction begun after the DDL (Snowflake, whose DDL
+// commits), or a recovery copy of the target named by the attempt where
+// statements commit one by one (Trino, Databricks, Snowflake Iceberg; see
+// recovery.go). Joined updates are MERGE statements where the dialect says
+// so, and a computed ROW_ID is numbered under the target's lock.
+//
+// The SELECT is staged in a scratch table etl_stage_<task_run_id>_<token>
+// of the target's schema, dropped again before the commit, where the guards look at its rows (the merges and
 // DELETE_ROWS: NULL and duplicate keys) or it must be read before the
 // target changes (OVERWRITE_TABLE). CREATE_TABLE and APPEND_TABLE need only
 // the SELECT's column names, which a LIMIT 0 query gives without running
 // it, and write its rows once: CREATE_TABLE builds the replacement with one
 // CREATE TABLE … AS SELECT and renames it in place of the target,
 // APPEND_TABLE inserts them straight from the SELECT. A failure, a
-// cancellation or a crash leaves the target as it was and no scratch table
+// cancellation or a crash leaves the target as it was (or, where statements
+// commit one by one, for the next attempt to restore) and no scratch table
 // behind.
 //
 // The package also upgrades targets: Rehash recomputes a merge target's
@@ -32,6 +41,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/lock"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -87,9 +97,19 @@ func (h sqlHandler) Run(ctx context.Context, t *handler.Task) (handler.Result, e
 	if err != nil {
 		return handler.Result{}, err
 	}
-	j := &job{t: t, s: s, state: NewEngineState(h.db, t.PipelineID, t.PipelineRunID), log: log.With("target", tgt.key, "action", s.action), w: w, a: a, tgt: tgt, token: newToken()}
+	j := &job{t: t, s: s, state: NewEngineState(h.db, t.PipelineID, t.PipelineRunID), log: log.With("target", tgt.key, "action", s.action),
+		w: w, a: a, tgt: tgt, token: newToken(), caps: w.Capabilities()}
 	if err := j.storageRefusal(); err != nil {
 		return handler.Result{}, err
+	}
+	if j.oneByOne() || j.caps.RowID == warehouse.Computed {
+		// Statements that commit one by one, a recovery copy and computed
+		// ROW_IDs all need the target to themselves.
+		held, err := lock.Acquire(ctx, h.db, lock.Target(tgt.key), 0)
+		if err != nil {
+			return handler.Result{}, err
+		}
+		defer held.Release()
 	}
 	r, err := j.run(ctx)
 	if err != nil {

@@ -30,32 +30,79 @@ func (j *job) createTable(ctx context.Context) (handler.Result, error) {
 	}
 	b := &warehouse.Binder{D: j.w}
 	sets := append(j.copied(cols, nil), j.stamps(b, nil, auditColumns(CreateTable), "")...)
-	sets = append(sets, assign{j.w.Fold(colRowID), "row_number() OVER ()"})
-	built := j.scratchTable("")
-	if err := j.exec(ctx, "stage the SELECT", j.createAs(built, sets), b.Args...); err != nil {
-		return handler.Result{}, err
-	}
-	if err := fault.Point(FaultBeforePublish); err != nil {
-		return handler.Result{}, err
-	}
+	sets = append(sets, assign{j.w.Fold(colRowID), j.a.RowNumber()})
 	const step = "publish the replacement"
-	if err := j.dropTarget(ctx, step); err != nil {
-		return handler.Result{}, err
-	}
-	if err := j.exec(ctx, step, "ALTER TABLE "+j.qualified(built)+" RENAME TO "+j.q(j.tgt.table.Name)); err != nil {
-		return handler.Result{}, err
+	switch j.caps.Replace {
+	case warehouse.CreateOrReplace:
+		// One atomic statement: the target keeps its old rows until it is replaced.
+		if err := fault.Point(FaultBeforePublish); err != nil {
+			return handler.Result{}, err
+		}
+		if err := j.exec(ctx, step, j.createAs(j.tgt.table, "CREATE OR REPLACE "+j.a.TargetKeyword(), j.options(), sets), b.Args...); err != nil {
+			return handler.Result{}, err
+		}
+	case warehouse.CopyAndRestore:
+		built := j.newScratch("")
+		if err := j.exec(ctx, "stage the SELECT", j.createAs(built, "CREATE TABLE", "", sets), b.Args...); err != nil {
+			return handler.Result{}, err
+		}
+		if err := fault.Point(FaultBeforePublish); err != nil {
+			return handler.Result{}, err
+		}
+		if err := j.keepExisting(ctx); err != nil {
+			return handler.Result{}, err
+		}
+		if err := j.exec(ctx, step, "CREATE OR REPLACE "+j.a.TargetKeyword()+" "+j.qualified(j.tgt.table)+j.options()+
+			" AS SELECT * FROM "+j.qualified(built)); err != nil {
+			return handler.Result{}, err
+		}
+	default:
+		built := j.scratchTable("")
+		if err := j.exec(ctx, "stage the SELECT", j.createAs(built, "CREATE TABLE", "", sets), b.Args...); err != nil {
+			return handler.Result{}, err
+		}
+		if err := fault.Point(FaultBeforePublish); err != nil {
+			return handler.Result{}, err
+		}
+		if err := j.dropTarget(ctx, step); err != nil {
+			return handler.Result{}, err
+		}
+		if err := j.exec(ctx, step, "ALTER TABLE "+j.qualified(built)+" RENAME TO "+j.q(j.tgt.table.Name)); err != nil {
+			return handler.Result{}, err
+		}
 	}
 	return j.published(ctx, handler.Result{}, nil)
 }
 
-// createAs returns CREATE TABLE t AS SELECT each value AS its column FROM
-// the SELECT AS s.
-func (j *job) createAs(t warehouse.Table, sets []assign) string {
+// keepExisting keeps a recovery copy of the target when it exists.
+func (j *job) keepExisting(ctx context.Context) error {
+	tcols, err := j.describeTarget(ctx)
+	if err != nil || len(tcols) == 0 {
+		return err
+	}
+	return j.keepCopy(ctx)
+}
+
+// createAs returns <create> t <options> AS SELECT each value AS its column
+// FROM the SELECT AS s.
+func (j *job) createAs(t warehouse.Table, create, options string, sets []assign) string {
 	vals := make([]string, len(sets))
 	for i, s := range sets {
 		vals[i] = s.expr + " AS " + j.q(s.column)
 	}
-	return "CREATE TABLE " + j.qualified(t) + " AS\nSELECT " + strings.Join(vals, ", ") + "\nFROM " + j.source() + " AS s"
+	return create + " " + j.qualified(t) + options + " AS\nSELECT " + strings.Join(vals, ", ") + "\nFROM " + j.source() + " AS s"
+}
+
+// rowID returns, on a warehouse whose ROW_ID is computed, the assignment
+// numbering inserted rows on from the target's largest ROW_ID (the
+// target's lock is held); none where the warehouse generates it or the
+// target has no ROW_ID.
+func (j *job) rowID(tcols []warehouse.ColumnInfo) []assign {
+	c, ok := column(tcols, colRowID)
+	if j.caps.RowID != warehouse.Computed || !ok {
+		return nil
+	}
+	return []assign{{c.Name, "(SELECT COALESCE(MAX(" + j.q(c.Name) + "), 0) FROM " + j.qualified(j.tgt.table) + ") + " + j.a.RowNumber()}}
 }
 
 // ownRows is the condition of the target rows this task run wrote.
@@ -134,12 +181,28 @@ func (j *job) overwriteTable(ctx context.Context) (handler.Result, error) {
 	if err := j.evolve(ctx, added); err != nil {
 		return r, err
 	}
-	if err := j.exec(ctx, step, "DELETE FROM "+j.qualified(j.tgt.table)); err != nil {
-		return r, err
-	}
 	b := &warehouse.Binder{D: j.w}
 	sets := append(j.copied(cols, tcols), j.stamps(b, tcols, audit, "")...)
-	if err := j.exec(ctx, step, j.insertSelect(sets, j.qualified(stage), ""), b.Args...); err != nil {
+	sets = append(sets, j.rowID(tcols)...)
+	insert := j.insertSelect(sets, j.qualified(stage), "")
+	switch j.caps.Replace {
+	case warehouse.CreateOrReplace:
+		// One atomic statement replaces every row.
+		insert = strings.Replace(insert, "INSERT INTO ", "INSERT OVERWRITE INTO ", 1)
+	case warehouse.CopyAndRestore:
+		if err := j.keepCopy(ctx); err != nil {
+			return r, err
+		}
+		fallthrough
+	default:
+		if err := j.writeRows(ctx); err != nil {
+			return r, err
+		}
+		if err := j.exec(ctx, step, "DELETE FROM "+j.qualified(j.tgt.table)); err != nil {
+			return r, err
+		}
+	}
+	if err := j.exec(ctx, step, insert, b.Args...); err != nil {
 		return r, err
 	}
 	return j.published(ctx, r, tcols)
@@ -178,7 +241,7 @@ func (j *job) drift(tcols, cols []warehouse.ColumnInfo) ([]warehouse.ColumnInfo,
 func (j *job) evolve(ctx context.Context, added []warehouse.ColumnInfo) error {
 	for _, c := range added {
 		j.log.Info("adding a column to the target", "column", c.Name, "type", c.Type)
-		if err := j.exec(ctx, "add the SELECT's new columns", "ALTER TABLE "+j.qualified(j.tgt.table)+" ADD COLUMN "+j.q(c.Name)+" "+c.Type); err != nil {
+		if err := j.exec(ctx, "add the SELECT's new columns", "ALTER "+j.a.TargetKeyword()+" "+j.qualified(j.tgt.table)+" ADD COLUMN "+j.q(c.Name)+" "+c.Type); err != nil {
 			return err
 		}
 	}
@@ -199,6 +262,9 @@ func (j *job) appendTable(ctx context.Context) (handler.Result, error) {
 	if err != nil {
 		return handler.Result{}, err
 	}
+	if err := j.writeRows(ctx); err != nil {
+		return handler.Result{}, err
+	}
 	removed, err := j.execResult(ctx, "remove this task run's earlier batch",
 		"DELETE FROM "+j.qualified(j.tgt.table)+" WHERE "+j.ownRows(tcols), j.t.TaskRunID)
 	if err != nil {
@@ -209,6 +275,7 @@ func (j *job) appendTable(ctx context.Context) (handler.Result, error) {
 	}
 	b := &warehouse.Binder{D: j.w}
 	sets := append(j.copied(cols, tcols), j.stamps(b, tcols, audit, "")...)
+	sets = append(sets, j.rowID(tcols)...)
 	if err := j.exec(ctx, "append the SELECT's rows", j.insertSelect(sets, j.source(), ""), b.Args...); err != nil {
 		return handler.Result{}, err
 	}

@@ -1,6 +1,7 @@
 -- dialect
 -- name: databricks
 -- replace: copy_and_restore, row id: identity, transactions: false, temp tables: false, pk enforced: false, single writer: false
+-- merge update: true, ddl commits: false
 -- fold Mixed_Case: mixed_case
 -- quote: `it's a "name"`
 

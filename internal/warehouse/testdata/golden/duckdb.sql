@@ -1,6 +1,7 @@
 -- dialect
 -- name: duckdb
 -- replace: transactional, row id: sequence, transactions: true, temp tables: true, pk enforced: true, single writer: true
+-- merge update: false, ddl commits: false
 -- fold Mixed_Case: Mixed_Case
 -- quote: "it's a ""name"""
 

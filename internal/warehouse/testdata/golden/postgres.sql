@@ -1,6 +1,7 @@
 -- dialect
 -- name: postgres
 -- replace: transactional, row id: identity, transactions: true, temp tables: true, pk enforced: true, single writer: false
+-- merge update: false, ddl commits: false
 -- fold Mixed_Case: mixed_case
 -- quote: "it's a ""name"""
 

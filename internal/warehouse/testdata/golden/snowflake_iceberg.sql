@@ -1,6 +1,7 @@
 -- dialect
 -- name: snowflake_iceberg
 -- replace: copy_and_restore, row id: computed, transactions: true, temp tables: true, pk enforced: false, single writer: false
+-- merge update: false, ddl commits: true
 -- fold Mixed_Case: MIXED_CASE
 -- quote: "it's a ""name"""
 
