@@ -38,6 +38,11 @@ const (
 	SchemaDoctor         = "etl-craft/doctor/1"
 	SchemaToken          = "etl-craft/token/1"
 	SchemaTokens         = "etl-craft/tokens/1"
+	SchemaRuns           = "etl-craft/runs/1"
+	SchemaAttemptLog     = "etl-craft/attempt-log/1"
+	SchemaHealth         = "etl-craft/health/1"
+	SchemaError          = "etl-craft/error/1"
+	SchemaExplain        = "etl-craft/explain/1"
 )
 
 // Instant is a moment in a document, always in UTC. JSON writes it in ISO
