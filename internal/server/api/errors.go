@@ -67,8 +67,8 @@ func schemaError(status int, msg string, errs []error) *report.Error {
 		var d huma.ErrorDetailer
 		if errors.As(err, &d) {
 			detail := d.ErrorDetail()
-			if _, name, ok := strings.Cut(detail.Location, "."); ok && field == "" {
-				field = name
+			if field == "" {
+				field = faultyField(detail)
 			}
 			where := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(detail.Location, "body."), "query."), "path.")
 			if where != "" && where != "body" {
@@ -89,6 +89,20 @@ func schemaError(status int, msg string, errs []error) *report.Error {
 		code = exit.Unexpected
 	}
 	return newError(status, code.Class(), code, message, field)
+}
+
+// faultyField is the request field a schema error is about: the one its
+// location names (body.reason, query.limit), or for a missing field of the
+// body the property huma's message names.
+func faultyField(d *huma.ErrorDetail) string {
+	if _, name, ok := strings.Cut(d.Location, "."); ok {
+		return name
+	}
+	if _, rest, ok := strings.Cut(d.Message, "required property "); ok {
+		name, _, _ := strings.Cut(rest, " ")
+		return name
+	}
+	return ""
 }
 
 // problem is the error document of err, a domain error or a refusal of the
