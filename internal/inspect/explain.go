@@ -15,13 +15,16 @@ import (
 	"github.com/etl-craft/etl-craft/internal/report"
 )
 
-// The states Explain gives a task without a row under the run, from the
-// readiness rule's decision.
+// The states Explain gives a task without a row under the run: the
+// readiness rule's decision while the run has not ended.
 const (
 	StateReady   = "READY"
 	StateWaiting = "WAITING"
 	StateBlocked = "BLOCKED"
 	StateGated   = "GATED"
+	// StateNotRun is a task without a row under a run that has ended: it
+	// will not run under it.
+	StateNotRun = "NOT RUN"
 )
 
 // How Explain says a dependency stands.
@@ -50,7 +53,7 @@ func Explain(ctx context.Context, q engine.Querier, code, taskCode string, sel R
 	if err != nil {
 		return report.Explain{}, err
 	}
-	run, _, err := ViewRun(ctx, q, g.Pipeline, sel)
+	run, chosen, err := ViewRun(ctx, q, g.Pipeline, sel)
 	if err != nil {
 		return report.Explain{}, err
 	}
@@ -64,7 +67,7 @@ func Explain(ctx context.Context, q engine.Querier, code, taskCode string, sel R
 	}
 	out := report.Explain{Schema: report.SchemaExplain, PipelineID: g.Pipeline.ID, PipelineCode: g.Pipeline.Code, TaskID: t.ID,
 		TaskCode: t.Code, Run: run.Run, Paused: pauses[g.Pipeline.ID], RunCondition: t.RunCondition, RequiredCount: t.Required(),
-		Dependencies: []report.ExplainDependency{}, GateWaits: []report.ExplainGateWait{}}
+		Dependencies: []report.ExplainDependency{}, GateWaits: []report.ExplainGateWait{}, Chosen: chosen}
 	row, hasRow := ran[t.ID]
 	if hasRow {
 		id := row.TaskRunID
@@ -105,6 +108,9 @@ func Explain(ctx context.Context, q engine.Querier, code, taskCode string, sel R
 	}
 	v := readiness.Decide(readiness.Question{Task: t, Upstream: upstream, Failures: readiness.FailuresPending})
 	out.State = state(row, hasRow, v)
+	if !hasRow && run.Ended() {
+		out.State = StateNotRun
+	}
 	for _, w := range []struct {
 		gate   string
 		taskID int64
@@ -122,8 +128,11 @@ func Explain(ctx context.Context, q engine.Querier, code, taskCode string, sel R
 			out.GateWaits = append(out.GateWaits, gw)
 		}
 	}
+	// What the dispatcher does once nothing else can start and failures
+	// are final.
+	final := readiness.Decide(readiness.Question{Task: t, Upstream: upstream, Failures: readiness.FailuresFinal})
 	blockedByFailures := slices.Contains(BlockedByFailures(g, ran), t.Code)
-	out.Next = next(out, row, hasRow, v, blockedByFailures)
+	out.Next = next(out, row, hasRow, v, final.Decision == readiness.Start, blockedByFailures)
 	return out, nil
 }
 
@@ -134,7 +143,7 @@ func hasRowOf(ran map[int64]records.TaskRun, t *pipeline.Task) bool {
 }
 
 // state is the task's status under the run, or the readiness rule's word
-// for a task without a row.
+// for a task without a row under a run that has not ended.
 func state(row records.TaskRun, hasRow bool, v readiness.Verdict) string {
 	if hasRow {
 		return string(row.Status)
@@ -227,7 +236,10 @@ func crossDependency(ctx context.Context, q engine.Querier, d gate.Dependency) (
 }
 
 // next says what happens next to the task.
-func next(e report.Explain, row records.TaskRun, hasRow bool, v readiness.Verdict, blockedByFailures bool) string {
+// startsOnceFinal is set when the task waits only for failed upstreams that
+// may run again, and starts with them as they ended once nothing else can
+// start.
+func next(e report.Explain, row records.TaskRun, hasRow bool, v readiness.Verdict, startsOnceFinal, blockedByFailures bool) string {
 	runEnded := records.RunStatus(e.Run.Status).Ended()
 	switch {
 	case runEnded && hasRow:
@@ -262,8 +274,11 @@ func next(e report.Explain, row records.TaskRun, hasRow bool, v readiness.Verdic
 	case readiness.Gate:
 		return fmt.Sprintf("its gate must find %d of its dependencies on other pipelines satisfied; then it starts", v.GateNeed)
 	}
-	if blockedByFailures {
+	switch {
+	case blockedByFailures:
 		return "it runs only if a failed upstream runs again and that meets its run condition; once nothing else can start, the run skips it"
+	case startsOnceFinal:
+		return "it waits while a failed upstream may still run again; once nothing else can start, it starts with the upstreams as they ended"
 	}
-	return "it starts once " + v.Reason()
+	return "it waits, then the readiness rule decides again: " + v.Reason()
 }

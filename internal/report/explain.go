@@ -1,5 +1,7 @@
 package report
 
+import "github.com/etl-craft/etl-craft/internal/records"
+
 // Explain says why a task is in its state under a run and what happens next
 // (etl-craft explain). Its text output writes one line per part, in field
 // order.
@@ -12,7 +14,7 @@ type Explain struct {
 	// State is the task's status under the run or, while it has none, what
 	// the readiness rule says of it: READY, WAITING, BLOCKED (it can never
 	// run under the run) or GATED (its dependencies on other pipelines
-	// decide).
+	// decide); NOT RUN once the run has ended without it.
 	State string `json:"state"`
 	Run   Run    `json:"run"`
 	// TaskRunID is null while the task has no row under the run; Attempt
@@ -28,6 +30,8 @@ type Explain struct {
 	GateWaits     []ExplainGateWait   `json:"gate_waits"`
 	RetryAt       *Instant            `json:"retry_at"`
 	Next          string              `json:"next"`
+	// Chosen says how the run was chosen (see inspect.ViewRun).
+	Chosen records.Choice `json:"-"`
 }
 
 // ExplainDependency is one dependency of an explained task and how it
