@@ -89,7 +89,9 @@ func newFixture(t *testing.T, kind engine.Kind) *fixture {
 		t.Fatal(err)
 	}
 	f.b = pipelinetest.New(t, f.p.DB)
-	f.srv = httptest.NewServer(api.New(f.p))
+	f.srv = httptest.NewUnstartedServer(nil)
+	f.srv.Config = api.HTTPServer("", api.New(f.p), nil)
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	f.loadOpenAPI()
 	return f
