@@ -43,7 +43,7 @@ func acting() context.Context { return actor.With(context.Background(), admin) }
 // warehouse) served by the API on an httptest server, with the OpenAPI
 // document it serves loaded to validate every response.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	p      *project.Project
 	b      *pipelinetest.Builder
 	srv    *httptest.Server
@@ -54,7 +54,7 @@ type fixture struct {
 
 // newFixture opens a project on a fresh Engine DB of the kind, sets it up,
 // and serves its API.
-func newFixture(t *testing.T, kind engine.Kind) *fixture {
+func newFixture(t testing.TB, kind engine.Kind) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	var block string
@@ -131,7 +131,7 @@ type response struct {
 }
 
 // decode reads the response's JSON body into v.
-func (r response) decode(t *testing.T, v any) {
+func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decoding %s: %v", r.body, err)
