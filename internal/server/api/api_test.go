@@ -8,6 +8,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/apitoken"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -147,7 +148,7 @@ func TestRoleMatrix(t *testing.T) {
 					continue
 				}
 				if want >= 400 {
-					var e errorDoc
+					var e report.Error
 					got.decode(t, &e)
 					if e.Schema != "etl-craft/error/1" || e.Status != want || e.Message == "" || e.ErrorClass == "" {
 						t.Errorf("%s as %s: error document %s", c.name, who.name, got.body)

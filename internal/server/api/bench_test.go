@@ -122,7 +122,9 @@ func load(b *testing.B, base, token string, path func() string, paced bool) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	slices.Sort(latencies)
-	at := func(q float64) float64 { return float64(latencies[int(q*float64(len(latencies)-1))].Microseconds()) / 1000 }
+	at := func(q float64) float64 {
+		return float64(latencies[int(q*float64(len(latencies)-1))].Microseconds()) / 1000
+	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rps")
 	b.ReportMetric(at(0.50), "p50-ms")
 	b.ReportMetric(at(0.99), "p99-ms")

@@ -138,16 +138,6 @@ func (r response) decode(t testing.TB, v any) {
 	}
 }
 
-// errorDoc is an etl-craft/error/1 document as a test reads it.
-type errorDoc struct {
-	Schema     string  `json:"schema"`
-	Status     int     `json:"status"`
-	ErrorClass string  `json:"error_class"`
-	ExitCode   int     `json:"exit_code"`
-	Message    string  `json:"message"`
-	Field      *string `json:"field"`
-}
-
 // call sends a request with the token (none when ""), and a JSON body when
 // body is not nil (a string is sent as it is), and checks that the response
 // validates against the served OpenAPI document.

@@ -16,6 +16,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/server/api"
 )
@@ -77,7 +78,7 @@ func TestBadRequestsNameTheFieldAndChangeNothing(t *testing.T) {
 		}
 		for _, c := range cases {
 			got := w.call(w.tk.admin, c.method, c.path, c.body)
-			var e errorDoc
+			var e report.Error
 			got.decode(t, &e)
 			field := ""
 			if e.Field != nil {
@@ -129,7 +130,7 @@ func TestDomainErrorsMapToStatuses(t *testing.T) {
 			} else {
 				got = w.call(w.tk.admin, c.method, c.path, c.body)
 			}
-			var e errorDoc
+			var e report.Error
 			got.decode(t, &e)
 			if got.status != c.status || e.ErrorClass != c.class || e.ExitCode != c.exit || !strings.Contains(e.Message, c.says) {
 				t.Errorf("%s: got %d %s exit %d %q, want %d %s exit %d saying %q", c.name, got.status, e.ErrorClass, e.ExitCode, e.Message,
@@ -250,7 +251,7 @@ func TestEngineDBUnavailable(t *testing.T) {
 	exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + name + "' AND pid <> pg_backend_pid()")
 	for _, path := range []string{"/health", "/pipelines", "/runs/1"} {
 		got := f.call(tk.viewer, "GET", path, nil)
-		var e errorDoc
+		var e report.Error
 		got.decode(t, &e)
 		if got.status != http.StatusServiceUnavailable || e.Status != 503 {
 			t.Errorf("%s with the Engine DB down: %d %s", path, got.status, got.body)
