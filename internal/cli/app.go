@@ -50,6 +50,7 @@ func (a *app) commands() []*cobra.Command {
 		a.graphCommand(),
 		a.stepsCommand(),
 		a.statusCommand(),
+		a.explainCommand(),
 		a.historyCommand(),
 		a.auditCommand(),
 		a.lineageCommand(),

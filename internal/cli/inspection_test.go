@@ -191,6 +191,29 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 			t.Fatalf("status JSON %v:\n%s", err, r.stdout)
 		}
 
+		r = ip.ok("explain", "--pipeline_code", "SALES", "--task_code", "load", "--run-id", fmt.Sprint(ip.runID))
+		want = "SALES.load: FAILED\n" +
+			fmt.Sprintf("pipeline_run_id=%d key=daily:2026-03-01 kind=MANUAL run_date=2026-03-01 status=FAILED; attempt=2 attempt_id=2 attempt_status=FAILED\n", ip.runID) +
+			pause + "\nrun_condition=ALL required_count=2\n" +
+			"extract: SUCCESS status=SUCCESS met=yes; it ended SUCCESS\n" +
+			"UP.publish: SUCCESS status=NOT RUN met=no; has no finished run\n" +
+			"next: nothing: the run has ended; rerun the task (run --rerun) or mark it to change its outcome\n"
+		if r.stdout != want {
+			t.Fatalf("explain load:\n%s\nwant:\n%s", r.stdout, want)
+		}
+		r = ip.ok("explain", "--pipeline_code", "SALES", "--task_code", "alert", "--run-id", fmt.Sprint(ip.runID))
+		want = "SALES.alert: NOT RUN\n" +
+			fmt.Sprintf("pipeline_run_id=%d key=daily:2026-03-01 kind=MANUAL run_date=2026-03-01 status=FAILED; attempt=none\n", ip.runID) +
+			pause + "\nrun_condition=ANY required_count=1\n" +
+			"load: FAILURE status=FAILED met=yes; it ended FAILED\n" +
+			"next: nothing: the run ended without running it\n"
+		if r.stdout != want {
+			t.Fatalf("explain alert:\n%s\nwant:\n%s", r.stdout, want)
+		}
+		if s := schemaOf(t, ip.ok("explain", "--pipeline_code", "SALES", "--task_code", "alert", "--format", "json")); s != "etl-craft/explain/1" {
+			t.Fatalf("explain schema %q", s)
+		}
+
 		r = ip.ok("history", "--pipeline_code", "SALES", "--all")
 		want = "PIPELINE_RUN_ID\tSTATUS\tRUN_DATE\tSTART_DATE\tEND_DATE\tSLA_STATUS\tSTARTED_BY\tSTARTED_BY_KIND\tENDED_BY\tENDED_BY_KIND\n" +
 			fmt.Sprintf("%d\tFAILED\t2026-03-01\t2026-03-01 06:00:00+00:00\t2026-03-01 06:01:35+00:00\tMET\talice@test\tHUMAN\talice@test\tHUMAN\n", ip.runID) +

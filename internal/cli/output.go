@@ -26,7 +26,6 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
-	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -183,27 +182,9 @@ func (a *app) printOperation(s *session, format *outputFormat, c run.Change) err
 		a.printf("%s\n", exit.Flags(c.Message))
 		return nil
 	}
-	doc := report.Operation{Schema: report.SchemaOperation, Status: exit.Success.String(), Message: exit.Flags(c.Message), PipelineID: c.PipelineID, PipelineCode: c.PipelineCode}
-	list, err := inspect.ListPipelines(s.ctx, s.db, s.cfg.Orchestration.Location, time.Now())
+	doc, err := inspect.Operation(s.ctx, s.db, s.cfg.Orchestration.Location, time.Now(), c.PipelineID, c.PipelineCode, c.RunID, c.TaskCode, exit.Flags(c.Message))
 	if err != nil {
 		return err
-	}
-	for i := range list.Pipelines {
-		if list.Pipelines[i].PipelineID == c.PipelineID {
-			doc.Pipeline = &list.Pipelines[i]
-		}
-	}
-	if c.RunID != 0 {
-		st, err := inspect.RunStatus(s.ctx, s.db, c.PipelineCode, inspect.RunSelector{ID: c.RunID}, s.cfg.Orchestration.Location, time.Now())
-		if err != nil {
-			return err
-		}
-		doc.Run = &st.Run
-		for i, t := range st.Tasks {
-			if t.TaskCode == c.TaskCode {
-				doc.Task = &st.Tasks[i]
-			}
-		}
 	}
 	return a.printJSON(doc)
 }

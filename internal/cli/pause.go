@@ -8,7 +8,6 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
-	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/gate"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
@@ -53,8 +52,7 @@ func (a *app) pauseOrResume(verb, short, long string,
 		}
 		defer s.db.Close()
 		if s.cfg.Orchestration.Mode == config.ModeRemote {
-			return exit.Errorf(exit.RunRefused,
-				"%s is refused in remote mode: the orchestrator is the only source of truth; pause or resume the DAG there instead", verb)
+			return gate.RefusedRemotely(verb)
 		}
 		if err := inspect.Ready(s.ctx, s.db); err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/inspect"
-	"github.com/etl-craft/etl-craft/internal/report"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -71,7 +70,7 @@ func (a *app) runCommand() *cobra.Command {
 			}
 			a.status = done.Code
 			if format.json() {
-				return a.printJSON(backfillDocument(done))
+				return a.printJSON(done.Document(exit.Flag))
 			}
 			for _, o := range done.Runs {
 				a.printf("%s\n", exit.Flags(o.String()))
@@ -99,7 +98,7 @@ func (a *app) runCommand() *cobra.Command {
 		}
 		a.status = out.Code
 		if format.json() {
-			return a.printJSON(outcomeDocument(out))
+			return a.printJSON(out.Document(exit.Flag))
 		}
 		a.printf("%s\n", exit.Flags(out.String()))
 		return nil
@@ -126,32 +125,6 @@ func (a *app) supervising(cmd *cobra.Command, pipelineCode, taskCode string) (*s
 	}
 	a.record(s.ctx, s.db, cmd, pipelineCode, taskCode)
 	return s, s.p.Supervisor(), func() { s.p.Close() }, nil
-}
-
-// outcomeDocument is the JSON form of a run's outcome:
-// etl-craft/run-outcome/1, or etl-craft/task-outcome/1 for a single task.
-func outcomeDocument(o run.Outcome) report.Outcome {
-	doc := report.Outcome{Schema: report.SchemaRunOutcome, PipelineCode: o.PipelineCode, PipelineRunID: nullable(o.RunID),
-		Status: o.Status, Detail: exit.Flags(o.Detail), ExitCode: int(o.Code)}
-	if o.TaskCode != "" {
-		doc.Schema, doc.TaskCode = report.SchemaTaskOutcome, o.TaskCode
-	}
-	return doc
-}
-
-// backfillDocument is the JSON form of a backfill: etl-craft/backfill/1,
-// with each run's outcome document, and the one that stopped it.
-func backfillDocument(b run.BackfillOutcome) report.Backfill {
-	doc := report.Backfill{Schema: report.SchemaBackfill, PipelineCode: b.PipelineCode, From: b.From, To: b.To,
-		Status: b.Status, Message: exit.Flags(b.Message), Runs: make([]report.Outcome, len(b.Runs)), ExitCode: int(b.Code)}
-	for i, o := range b.Runs {
-		doc.Runs[i] = outcomeDocument(o)
-	}
-	if b.Stopped != nil {
-		stopped := outcomeDocument(*b.Stopped)
-		doc.Stopped = &stopped
-	}
-	return doc
 }
 
 // nullable returns nil for a zero id.

@@ -10,20 +10,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/apitoken"
 	"github.com/etl-craft/etl-craft/internal/inspect"
-	"github.com/etl-craft/etl-craft/internal/report"
 )
-
-// newTokenDoc returns the document of a token at now.
-func newTokenDoc(t apitoken.Token, now time.Time) report.Token {
-	instant := func(t *time.Time) *report.Instant {
-		if t == nil {
-			return nil
-		}
-		return &report.Instant{Time: *t}
-	}
-	return report.Token{Schema: report.SchemaToken, TokenID: t.ID, Name: t.Name, Role: string(t.Role), State: string(t.StateAt(now)),
-		CreatedBy: t.CreatedBy, CreatedAt: report.Instant{Time: t.CreatedAt}, ExpiresAt: instant(t.ExpiresAt), RevokedAt: instant(t.RevokedAt)}
-}
 
 // tokenLine is a token's line of text output:
 // `<id> <name> <role> expires=<ts> revoked=<ts>`, a missing time empty.
@@ -118,7 +105,7 @@ func (a *app) tokenCreateCommand() *cobra.Command {
 		a.logger().Info("store the token now: etl-craft keeps only its SHA-256 and cannot show it again",
 			"token_id", c.ID, "name", c.Name)
 		if format.json() {
-			doc := newTokenDoc(c.Token, time.Now())
+			doc := c.Document(time.Now())
 			doc.Value = c.Value
 			return a.printJSON(doc)
 		}
@@ -149,12 +136,7 @@ func (a *app) tokenListCommand() *cobra.Command {
 			return err
 		}
 		if format.json() {
-			doc := report.Tokens{Schema: report.SchemaTokens, Tokens: []report.Token{}}
-			now := time.Now()
-			for _, t := range tokens {
-				doc.Tokens = append(doc.Tokens, newTokenDoc(t, now))
-			}
-			return a.printJSON(doc)
+			return a.printJSON(apitoken.Documents(tokens, time.Now()))
 		}
 		if len(tokens) == 0 {
 			a.printf("(no API tokens)\n")
@@ -196,7 +178,7 @@ func (a *app) tokenRevokeCommand() *cobra.Command {
 			return err
 		}
 		if format.json() {
-			return a.printJSON(newTokenDoc(t, time.Now()))
+			return a.printJSON(t.Document(time.Now()))
 		}
 		a.printf("%s\n", tokenLine(t))
 		return nil

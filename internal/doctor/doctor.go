@@ -8,6 +8,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,12 +125,31 @@ func (d *doctor) configuration() {
 	for _, w := range c.AsWrittenWarnings() {
 		d.add(Warn, config.AsWrittenCheck, "%s", w)
 	}
+	d.apiAddress()
 	switch c.Orchestration.DependencyGates {
 	case "warn":
 		d.add(Warn, "Dependency gates", "Dependency_gates is warn: runs go ahead despite unmet dependencies; each bypass is recorded in AUD_RUN_INTERVENTIONS as GATE_BYPASS")
 	case "off":
 		d.add(Warn, "Dependency gates", "Dependency_gates is off: dependencies are not checked at all and runs go ahead; each bypass is recorded in AUD_RUN_INTERVENTIONS as GATE_BYPASS")
 	}
+}
+
+// apiAddress warns when Api_address listens beyond this machine: the HTTP
+// API speaks plain HTTP, bearer tokens included.
+func (d *doctor) apiAddress() {
+	addr := d.cfg.Orchestration.APIAddress
+	host, _, err := net.SplitHostPort(addr)
+	if err == nil && (strings.EqualFold(host, "localhost") || isLoopback(host)) {
+		return
+	}
+	d.add(Warn, "API address", "Api_address %s is not a loopback address: the HTTP API speaks plain HTTP, bearer tokens included; "+
+		"put a TLS reverse proxy in front of it and serve the API on 127.0.0.1", addr)
+}
+
+// isLoopback reports whether host is a loopback IP address.
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // secretCheck reports whether a secret variable resolves, never its value.

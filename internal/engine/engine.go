@@ -12,9 +12,12 @@ import (
 	"context"
 	"crypto/tls"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/actor"
@@ -157,6 +160,18 @@ func (db *DB) TimeArg(t time.Time) any { return db.d.timeArg(t) }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation.
 func (db *DB) IsUniqueViolation(err error) bool { return db.d.isUniqueViolation(err) }
+
+// IsUnavailable reports whether err says the Engine DB could not be reached
+// or used at all (its server down, refusing connections or shutting down, its
+// file unopenable or locked past the busy timeout), rather than refusing
+// the statement: what a caller may retry once the database is back.
+func (db *DB) IsUnavailable(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || db.d.isUnavailable(err)
+}
 
 // Schema returns the schema that holds the Engine DB tables: the configured
 // PostgreSQL schema, or "main" on SQLite.
@@ -342,6 +357,7 @@ type dialect interface {
 	timeArg(t time.Time) any
 	jsonParam(n int) string
 	isUniqueViolation(err error) bool
+	isUnavailable(err error) bool
 	connState(driverConn any) *connState
 	setScope(ctx context.Context, tx *Tx, s Scope) error
 	tablesQuery() string

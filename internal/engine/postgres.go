@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,6 +95,21 @@ func (postgresDialect) jsonParam(n int) string { return fmt.Sprintf("CAST($%d AS
 func (postgresDialect) isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// isUnavailable: a connection that could not be made, or a server error of
+// class 08 (connection exception), 57P (operator intervention: shutdown,
+// cannot connect now) or 53 (insufficient resources).
+func (postgresDialect) isUnavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "53")
 }
 
 func (postgresDialect) connState(any) *connState { return nil }

@@ -203,6 +203,20 @@ func (sqliteDialect) isUniqueViolation(err error) bool {
 	return false
 }
 
+// isUnavailable: the file cannot be opened or read, or stayed locked past
+// the busy timeout.
+func (sqliteDialect) isUnavailable(err error) bool {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case sqlite3.ErrCantOpen, sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrIoErr, sqlite3.ErrNotADB:
+		return true
+	}
+	return false
+}
+
 func (sqliteDialect) connState(dc any) *connState {
 	if v, ok := sqliteStates.Load(dc); ok {
 		return v.(*connState)

@@ -75,6 +75,22 @@ func (c Code) String() string {
 	return fmt.Sprintf("CODE_%d", int(c))
 }
 
+// classes are the error classes of the reference's exit-code table, by code.
+var classes = map[Code]string{
+	Usage: "UsageError", Configuration: "ConfigurationError", Metadata: "MetadataError", Graph: "GraphError",
+	SelfDependency: "SelfDependencyError", DependencyCycle: "CycleError", UnknownTask: "UnknownTaskError",
+	RunState: "RunStateError", RunRefused: "RunRefusedError", ConnectionTest: "ConnectionTestError",
+	EngineDB: "EngineDbError", Migration: "MigrationError", LockTimeout: "LockTimeoutError", Handler: "HandlerError",
+	Unexpected: "UnexpectedError", Cloning: "CloningError", RemoteUnsupported: "RemoteUnsupportedError",
+	InjectedFault: "InjectedFaultError", StaleTransition: "StaleTransitionError", SQLGuard: "SqlGuardError",
+	ResourceNotFound: "ResourceNotFoundError", ConfigFiles: "ConfigFilesError",
+}
+
+// Class returns the error class of an error carrying the code, such as
+// MetadataError, as the HTTP API reports it; "" for the outcome codes (0, 1,
+// 22 and 23), which no error carries.
+func (c Code) Class() string { return classes[c] }
+
 // Error is a domain error carrying its exit code.
 type Error struct {
 	Code Code
@@ -133,7 +149,7 @@ func Is(err error, code Code) bool { return err != nil && CodeOf(err) == code }
 var RequestFields = []string{
 	"pipeline", "task", "run_id", "run_key", "run_date", "reason", "force", "ignore_dependencies",
 	"rerun", "with_downstream", "skip", "backfill", "init_only", "finalize_only", "rows", "stale",
-	"new_run", "limit", "all", "since", "migrations_dir", "airflow_version",
+	"new_run", "limit", "all", "since", "migrations_dir", "airflow_version", "offset", "before",
 }
 
 // RenderFields writes the request fields a text names as {field} (see

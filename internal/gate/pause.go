@@ -30,6 +30,13 @@ type Change struct {
 	Message string
 }
 
+// RefusedRemotely is the refusal of a pause or a resume (the verb) in
+// remote mode (exit 10), where the orchestrator alone decides what runs.
+func RefusedRemotely(verb string) error {
+	return exit.Errorf(exit.RunRefused,
+		"%s is refused in remote mode: the orchestrator is the only source of truth; pause or resume the DAG there instead", verb)
+}
+
 // Pause pauses the pipeline, as the context's actor, for the reason. A
 // pipeline already paused is refused (exit 9) naming who paused it and why.
 func Pause(ctx context.Context, db *engine.DB, pipelineID int64, reason string) (Change, error) {

@@ -42,6 +42,11 @@ const (
 	SchemaTableLineage   = "etl-craft/table-lineage/1"
 	SchemaColumnLineage  = "etl-craft/column-lineage/1"
 	SchemaDocsVersions   = "etl-craft/docs-versions/1"
+	SchemaRuns           = "etl-craft/runs/1"
+	SchemaAttemptLog     = "etl-craft/attempt-log/1"
+	SchemaHealth         = "etl-craft/health/1"
+	SchemaError          = "etl-craft/error/1"
+	SchemaExplain        = "etl-craft/explain/1"
 )
 
 // Instant is a moment in a document, always in UTC. JSON writes it in ISO
