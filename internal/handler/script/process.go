@@ -207,4 +207,3 @@ func signalName(s syscall.Signal) string {
 	}
 	return s.String()
 }
-

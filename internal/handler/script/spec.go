@@ -13,8 +13,8 @@ import (
 
 // The parameters a PYTHON task reads, and the folder its scripts live in.
 const (
-	pScript  = "SCRIPT_NAME"
-	pInput   = "INPUT_PARAMS"
+	pScript    = "SCRIPT_NAME"
+	pInput     = "INPUT_PARAMS"
 	ScriptsDir = "ingestion_scripts"
 )
 

@@ -51,7 +51,9 @@ def main():
     except SystemExit as e:
         _finish(ch, {"op": "failure", "message": "the script called sys.exit(%r): return a ScriptResult, or raise an exception to fail" % (e.code,)}, 1)
     except BaseException as e:
-        traceback.print_exc()
+        # The traceback starts at the script: this runner's frame is left out.
+        tb = e.__traceback__.tb_next if e.__traceback__ is not None and e.__traceback__.tb_next is not None else e.__traceback__
+        traceback.print_exception(type(e), e, tb)
         last = traceback.format_exception_only(type(e), e)[-1].strip()
         _finish(ch, {"op": "failure", "message": last}, 1)
     _finish(ch, {"op": "result", "row_count": result.row_count,
