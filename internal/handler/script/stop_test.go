@@ -134,4 +134,3 @@ func TestCancelStopsTheScript(t *testing.T) {
 		}
 	})
 }
-
