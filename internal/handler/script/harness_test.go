@@ -45,7 +45,6 @@ type env struct {
 	logs    *bytes.Buffer
 	logDir  string
 	mu      sync.Mutex
-	timeout time.Duration
 }
 
 // each runs body on every pair of warehouse and Engine DB dialect.

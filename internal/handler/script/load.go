@@ -287,12 +287,14 @@ func (s *session) publishOne(ctx context.Context, l *load) (int64, error) {
 		return 0, exit.Wrap(exit.Handler, err, "could not create the load ledger %s", ledger.Full())
 	}
 	done, err := s.published(ctx, tx, ledger, l)
-	if err != nil || done {
-		if err == nil {
-			tx.Exec(ctx, "DROP TABLE IF EXISTS "+q(l.stage))
-			err = tx.Commit()
-		}
+	if err != nil {
 		return 0, err
+	}
+	if done {
+		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+q(l.stage)); err != nil {
+			return 0, exit.Wrap(exit.Handler, err, "could not drop the staging table %s", l.stage.Full())
+		}
+		return l.rows, exit.Wrap(exit.Handler, tx.Commit(), "could not drop the staging table %s", l.stage.Full())
 	}
 	existing, err := a.DescribeTable(ctx, tx, l.target)
 	if err != nil {
