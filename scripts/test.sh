@@ -40,6 +40,13 @@ command -v openssl >/dev/null 2>&1 || {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq && apt-get install -y -qq openssl >/dev/null
 }
+# The PYTHON handler's tests run scripts with Debian's /usr/bin/python3, where
+# python3-sqlalchemy (the reference's scripts import its text()) installs.
+/usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || {
+	log "installing Debian's python3 and python3-sqlalchemy (the ingestion-script tests run them)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq python3 python3-sqlalchemy >/dev/null
+}
 command -v sqlite3 >/dev/null 2>&1 || {
 	log "installing the sqlite3 shell (the guard tests use it)"
 	export DEBIAN_FRONTEND=noninteractive

@@ -36,15 +36,15 @@ const python = "/usr/bin/python3"
 
 // env is one test's project.
 type env struct {
-	t       *testing.T
-	dir     string // the project folder
-	opts    warehouse.Options
-	db      *engine.DB
-	b       *pipelinetest.Builder
-	sup     *run.Supervisor
-	logs    *bytes.Buffer
-	logDir  string
-	mu      sync.Mutex
+	t      *testing.T
+	dir    string // the project folder
+	opts   warehouse.Options
+	db     *engine.DB
+	b      *pipelinetest.Builder
+	sup    *run.Supervisor
+	logs   *bytes.Buffer
+	logDir string
+	mu     sync.Mutex
 }
 
 // each runs body on every pair of warehouse and Engine DB dialect.

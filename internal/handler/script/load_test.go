@@ -296,4 +296,3 @@ func TestLoadPublishedBeforeACrashIsNotLoadedTwice(t *testing.T) {
 		want(t, "staging tables", e.stages(), "")
 	})
 }
-
