@@ -36,7 +36,7 @@ const python = "/usr/bin/python3"
 
 // env is one test's project.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string // the project folder
 	opts   warehouse.Options
 	db     *engine.DB
@@ -61,7 +61,7 @@ func each(t *testing.T, body func(t *testing.T, e *env)) {
 }
 
 // newEnv makes the project: pipeline P registered, no task yet.
-func newEnv(t *testing.T, kind warehouse.Kind, ek engine.Kind) *env {
+func newEnv(t testing.TB, kind warehouse.Kind, ek engine.Kind) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), logs: &bytes.Buffer{}}
 	if kind == warehouse.DuckDB {
@@ -222,7 +222,7 @@ type sqlRows interface {
 	Close() error
 }
 
-func scan(t *testing.T, rows sqlRows) []string {
+func scan(t testing.TB, rows sqlRows) []string {
 	t.Helper()
 	defer rows.Close()
 	cols, _ := rows.Columns()
@@ -296,7 +296,7 @@ func (e *env) offset(taskID int64) string {
 }
 
 // want fails the test unless got equals want.
-func want[T comparable](t *testing.T, what string, got, want T) {
+func want[T comparable](t testing.TB, what string, got, want T) {
 	t.Helper()
 	if got != want {
 		t.Fatalf("%s: got %v, want %v", what, got, want)

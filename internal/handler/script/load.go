@@ -79,34 +79,41 @@ func (s *session) load(ctx context.Context, req *request) (any, error) {
 
 // rowMessages yields the batches of rows the script sends until its end
 // message; an abort message (the script's iterator failed) ends them with
-// the script's error.
+// the script's error. A goroutine reads and decodes a few batches ahead, so
+// the script keeps writing while the warehouse loads.
 func (s *session) rowMessages() iter.Seq2[[][]any, error] {
-	done := false
-	return func(yield func([][]any, error) bool) {
-		for !done {
+	type batch struct {
+		rows [][]any
+		err  error
+	}
+	ahead := make(chan batch, 4)
+	go func() {
+		defer close(ahead)
+		for {
 			line, err := s.c.reqs.ReadBytes('\n')
 			if err != nil {
-				done = true
-				yield(nil, exit.Errorf(exit.Handler, "the script ended in the middle of a load"))
+				ahead <- batch{err: exit.Errorf(exit.Handler, "the script ended in the middle of a load")}
 				return
 			}
 			var req request
 			if err := decodeJSON(line, &req); err != nil {
-				done = true
-				yield(nil, exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows"))
+				ahead <- batch{err: exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")}
 				return
 			}
 			switch req.Op {
 			case "rows":
-				if !yield(req.Rows, nil) {
-					return
-				}
+				ahead <- batch{rows: req.Rows}
 			case "abort":
-				done = true
-				yield(nil, exit.Errorf(exit.Handler, "the script's rows failed: %s", req.Error))
+				ahead <- batch{err: exit.Errorf(exit.Handler, "the script's rows failed: %s", req.Error)}
 				return
 			default:
-				done = true
+				return
+			}
+		}
+	}()
+	return func(yield func([][]any, error) bool) {
+		for b := range ahead {
+			if !yield(b.rows, b.err) || b.err != nil {
 				return
 			}
 		}

@@ -13,8 +13,10 @@ with one JSON message per line.
 import csv
 import datetime
 import decimal
+import itertools
 import json
 import logging
+import operator
 import os
 import re
 
@@ -488,23 +490,25 @@ def _rows(rows):
         return None, iter(())
     if isinstance(first, dict):
         cols = list(first.keys())
+        pick = operator.itemgetter(*cols) if len(cols) > 1 else (lambda r, c=cols[0]: (r.get(c),))
+        get = (lambda r: tuple(r.get(c) for c in cols))
 
         def conv(r):
-            return [r.get(c) for c in cols]
-    else:
-        cols = None
-        conv = list
-    return cols, _batches(conv(first), map(conv, it))
+            try:
+                return pick(r)
+            except KeyError:
+                return get(r)
+
+        return cols, _batches(map(conv, itertools.chain([first], it)))
+    # json writes tuples and lists as arrays as they are.
+    return None, _batches(itertools.chain([first], it))
 
 
-def _batches(first, rest):
-    batch = [first]
-    for r in rest:
-        batch.append(r)
-        if len(batch) >= _LOAD_BATCH:
-            yield batch
-            batch = []
-    if batch:
+def _batches(rows):
+    while True:
+        batch = list(itertools.islice(rows, _LOAD_BATCH))
+        if not batch:
+            return
         yield batch
 
 
