@@ -95,14 +95,20 @@ func (s *session) rowMessages() iter.Seq2[[][]any, error] {
 				ahead <- batch{err: exit.Errorf(exit.Handler, "the script ended in the middle of a load")}
 				return
 			}
+			if len(line) > 0 && line[0] == rowsPrefix {
+				rows, err := parseRows(line[1:])
+				ahead <- batch{rows: rows, err: exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")}
+				if err != nil {
+					return
+				}
+				continue
+			}
 			var req request
 			if err := decodeJSON(line, &req); err != nil {
 				ahead <- batch{err: exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")}
 				return
 			}
 			switch req.Op {
-			case "rows":
-				ahead <- batch{rows: req.Rows}
 			case "abort":
 				ahead <- batch{err: exit.Errorf(exit.Handler, "the script's rows failed: %s", req.Error)}
 				return

@@ -29,7 +29,6 @@ type request struct {
 	Table   string    `json:"table"`
 	Mode    string    `json:"mode"`
 	Columns *[]string `json:"columns"`
-	Rows    [][]any   `json:"rows"`
 	Error   string    `json:"error"`
 	// result and failure
 	RowCount  *int64            `json:"row_count"`

@@ -179,6 +179,12 @@ class _Channel:
         self._out.write(json.dumps(msg, default=_default, separators=(",", ":")))
         self._out.write("\n")
 
+    def send_rows(self, batch):
+        """A batch of load rows: one line, R and the JSON array of rows."""
+        self._out.write("R")
+        self._out.write(json.dumps(batch, default=_default, separators=(",", ":"), ensure_ascii=False))
+        self._out.write("\n")
+
     def call(self, msg):
         self.send(msg)
         return self.answer()
@@ -466,7 +472,7 @@ class ScriptTask:
         ch.send({"op": "load", "table": str(table), "mode": mode, "columns": columns})
         try:
             for batch in batches:
-                ch.send({"op": "rows", "rows": batch})
+                ch.send_rows(batch)
         except BaseException as e:
             ch.send({"op": "abort", "error": "%s: %s" % (type(e).__name__, e)})
             ch.answer_quietly()
