@@ -64,20 +64,13 @@ func each(t *testing.T, body func(t *testing.T, e *env)) {
 func newEnv(t testing.TB, kind warehouse.Kind, ek engine.Kind) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), logs: &bytes.Buffer{}}
-	if kind == warehouse.DuckDB {
-		e.opts = warehouse.Options{Kind: warehouse.DuckDB, Path: filepath.Join(e.dir, "warehouse.duckdb"), Schema: "staging"}
-	} else {
-		u, err := url.Parse(enginetest.NewPGDatabase(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		port, _ := strconv.Atoi(u.Port())
-		pw, _ := u.User.Password()
-		e.opts = warehouse.Options{
-			Kind: warehouse.Postgres, Host: u.Hostname(), Port: port, Database: strings.TrimPrefix(u.Path, "/"),
-			User: u.User.Username(), Params: map[string]string{"sslmode": "disable"}, Schema: "staging",
-			AuthMode: warehouse.AuthPassword, Password: func() (string, error) { return pw, nil },
-		}
+	where := filepath.Join(e.dir, "warehouse.duckdb")
+	if kind == warehouse.Postgres {
+		where = enginetest.NewPGDatabase(t)
+	}
+	var err error
+	if e.opts, err = warehouseOptions(where); err != nil {
+		t.Fatal(err)
 	}
 	e.exec("CREATE SCHEMA staging")
 	if err := os.Mkdir(filepath.Join(e.dir, "ingestion_scripts"), 0o755); err != nil {
@@ -89,6 +82,25 @@ func newEnv(t testing.TB, kind warehouse.Kind, ek engine.Kind) *env {
 	e.logDir = filepath.Join(e.dir, "logs")
 	e.sup = e.supervisor()
 	return e
+}
+
+// warehouseOptions are those of a DuckDB file or a PostgreSQL URL, with
+// the schema staging.
+func warehouseOptions(where string) (warehouse.Options, error) {
+	if !strings.HasPrefix(where, "postgres") {
+		return warehouse.Options{Kind: warehouse.DuckDB, Path: where, Schema: "staging"}, nil
+	}
+	u, err := url.Parse(where)
+	if err != nil {
+		return warehouse.Options{}, err
+	}
+	port, _ := strconv.Atoi(u.Port())
+	pw, _ := u.User.Password()
+	return warehouse.Options{
+		Kind: warehouse.Postgres, Host: u.Hostname(), Port: port, Database: strings.TrimPrefix(u.Path, "/"),
+		User: u.User.Username(), Params: map[string]string{"sslmode": "disable"}, Schema: "staging",
+		AuthMode: warehouse.AuthPassword, Password: func() (string, error) { return pw, nil },
+	}, nil
 }
 
 // supervisor returns a supervisor running PYTHON tasks with the handler.
@@ -159,8 +171,9 @@ func (e *env) supLog() string {
 	return e.logs.String()
 }
 
-// exec runs statements in the warehouse, committed.
-func (e *env) exec(stmts ...string) {
+// inWarehouse runs fn in a warehouse transaction, committed when fn
+// returns.
+func (e *env) inWarehouse(fn func(ctx context.Context, tx warehouse.Tx)) {
 	e.t.Helper()
 	ctx := context.Background()
 	w, err := warehouse.Open(ctx, e.opts)
@@ -173,35 +186,35 @@ func (e *env) exec(stmts ...string) {
 		e.t.Fatal(err)
 	}
 	defer tx.Rollback()
-	for _, s := range stmts {
-		if _, err := tx.Exec(ctx, s); err != nil {
-			e.t.Fatalf("%s: %v", s, err)
-		}
-	}
+	fn(ctx, tx)
 	if err := tx.Commit(); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
-// wh returns the warehouse rows of a query, fields joined by spaces.
-func (e *env) wh(q string) []string {
+// exec runs statements in the warehouse, committed.
+func (e *env) exec(stmts ...string) {
 	e.t.Helper()
-	ctx := context.Background()
-	w, err := warehouse.Open(ctx, e.opts)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer w.Close()
-	tx, err := w.Begin(ctx)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer tx.Rollback()
-	rows, err := tx.Query(ctx, q)
-	if err != nil {
-		e.t.Fatalf("%s: %v", q, err)
-	}
-	return scan(e.t, rows)
+	e.inWarehouse(func(ctx context.Context, tx warehouse.Tx) {
+		for _, s := range stmts {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				e.t.Fatalf("%s: %v", s, err)
+			}
+		}
+	})
+}
+
+// wh returns the warehouse rows of a query, fields joined by spaces.
+func (e *env) wh(q string) (out []string) {
+	e.t.Helper()
+	e.inWarehouse(func(ctx context.Context, tx warehouse.Tx) {
+		rows, err := tx.Query(ctx, q)
+		if err != nil {
+			e.t.Fatalf("%s: %v", q, err)
+		}
+		out = scan(e.t, rows)
+	})
+	return out
 }
 
 // engine returns the Engine DB rows of a query, fields joined by spaces.

@@ -177,24 +177,6 @@ func runChild(text string) int {
 	return int(out.Code)
 }
 
-// warehouseOptions opens a DuckDB file or a PostgreSQL URL.
-func warehouseOptions(where string) (warehouse.Options, error) {
-	if !strings.HasPrefix(where, "postgres") {
-		return warehouse.Options{Kind: warehouse.DuckDB, Path: where, Schema: "staging"}, nil
-	}
-	u, err := url.Parse(where)
-	if err != nil {
-		return warehouse.Options{}, err
-	}
-	port, _ := strconv.Atoi(u.Port())
-	pw, _ := u.User.Password()
-	return warehouse.Options{
-		Kind: warehouse.Postgres, Host: u.Hostname(), Port: port, Database: strings.TrimPrefix(u.Path, "/"),
-		User: u.User.Username(), Params: map[string]string{"sslmode": "disable"}, Schema: "staging",
-		AuthMode: warehouse.AuthPassword, Password: func() (string, error) { return pw, nil },
-	}, nil
-}
-
 // child starts the test binary as a supervisor running P, with a fault point.
 func (e *env) child(point string) *exec.Cmd {
 	e.t.Helper()
