@@ -43,7 +43,8 @@ type Task struct {
 	Warehouse func(ctx context.Context) (w warehouse.Warehouse, release func(), err error)
 	// Spawned, when set, records on the attempt the child process pid that
 	// performs it (its pid and start time), so that reconciliation verifies
-	// and stops that process rather than the supervisor.
+	// and stops that process rather than the supervisor. The handler calls
+	// it again with the supervisor's own pid before the child ends.
 	Spawned func(pid int) error
 }
 

@@ -98,10 +98,15 @@ func startChild(interpreter, scripts string, log *slog.Logger) (*child, error) {
 	c.reqs = bufio.NewReaderSize(reqR, 1<<16)
 	go func() {
 		defer close(c.logged)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			log.Info(strings.TrimRight(sc.Text(), "\r"), "source", "script")
+		r := bufio.NewReaderSize(outR, 64<<10)
+		for {
+			line, err := r.ReadString('\n')
+			if line != "" {
+				log.Info(strings.TrimRight(line, "\r\n"), "source", "script")
+			}
+			if err != nil {
+				return
+			}
 		}
 	}()
 	go func() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -84,6 +85,13 @@ func (s *session) serve(ctx context.Context) (*returned, error) {
 			return nil, exit.Wrap(exit.Handler, err, "the script sent an unreadable message")
 		}
 		switch req.Op {
+		case "result", "failure":
+			// The attempt is the supervisor's again before the child
+			// exits: a reconciler never finds its recorded process gone
+			// while the outcome is still to be written.
+			s.giveBack()
+		}
+		switch req.Op {
 		case "result":
 			if req.RowCount == nil || *req.RowCount < 0 {
 				return nil, exit.Errorf(exit.Handler, "the script's ScriptResult has no row_count >= 0")
@@ -105,6 +113,16 @@ func (s *session) serve(ctx context.Context) (*returned, error) {
 		if err := s.answer(a); err != nil {
 			return nil, nil // the process is gone
 		}
+	}
+}
+
+// giveBack records the supervisor again as the attempt's process.
+func (s *session) giveBack() {
+	if s.t.Spawned == nil {
+		return
+	}
+	if err := s.t.Spawned(os.Getpid()); err != nil {
+		s.log.Warn("could not record the supervisor as the attempt's process again", "error", err)
 	}
 }
 
