@@ -278,3 +278,27 @@ func TestLoadPublishedBeforeACrashIsNotLoadedTwice(t *testing.T) {
 		want(t, "staging tables", e.stages(), "")
 	})
 }
+
+// The offset commits with the attempt's SUCCESS: a fault after it is
+// written, inside that transaction, leaves the old offset and the attempt
+// FAILED; the next run stores the new one.
+func TestAFaultAfterTheOffsetKeepsTheOldOne(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		e.script("inc.py", offsetScript)
+		id := e.task("inc", "inc.py", map[string]string{"INPUT_PARAMS": `{"value": 3}`})
+		want(t, "first run", e.run().Status, run.RunSuccess)
+		e.setLoad(id, `{"value": 9}`)
+		cmd := e.child(script.FaultAfterOffset)
+		if err := cmd.Wait(); err == nil {
+			t.Fatalf("the child succeeded through the fault\n%s", e.childLog())
+		}
+		want(t, "offset after the fault", e.offset(id), "NUMBER 3")
+		a := e.latest("inc")
+		want(t, "attempt", a.status, "FAILED")
+		if !strings.Contains(a.message, "injected fault at "+script.FaultAfterOffset) {
+			t.Fatalf("ERROR_MESSAGE %q", a.message)
+		}
+		want(t, "next run", e.run().Status, run.RunSuccess)
+		want(t, "offset", e.offset(id), "NUMBER 9")
+	})
+}
