@@ -15,7 +15,7 @@ import (
 const (
 	pScript    = "SCRIPT_NAME"
 	pInput     = "INPUT_PARAMS"
-	ScriptsDir = "ingestion_scripts"
+	scriptsDir = "ingestion_scripts"
 )
 
 // spec is a PYTHON task's parameters, read.
@@ -52,18 +52,18 @@ func readSpec(t *handler.Task, exists bool) (spec, []string) {
 func scriptPath(project, name string, exists bool) (string, string) {
 	switch {
 	case name == "":
-		return "", pScript + " is missing: name the script's .py file inside " + ScriptsDir + "/"
+		return "", pScript + " is missing: name the script's .py file inside " + scriptsDir + "/"
 	case filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`):
-		return "", pScript + " " + name + " is an absolute path: name the script relative to " + ScriptsDir + "/"
+		return "", pScript + " " + name + " is an absolute path: name the script relative to " + scriptsDir + "/"
 	case !strings.HasSuffix(name, ".py"):
 		return "", pScript + " " + name + " is not a .py file"
 	}
 	for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if part == ".." {
-			return "", pScript + " " + name + " leads out of " + ScriptsDir + "/ (..): keep scripts inside the folder"
+			return "", pScript + " " + name + " leads out of " + scriptsDir + "/ (..): keep scripts inside the folder"
 		}
 	}
-	dir := filepath.Join(project, ScriptsDir)
+	dir := filepath.Join(project, scriptsDir)
 	path := filepath.Join(dir, filepath.FromSlash(name))
 	real, err := filepath.EvalSymlinks(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -77,10 +77,10 @@ func scriptPath(project, name string, exists bool) (string, string) {
 	}
 	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return "", pScript + " " + name + ": " + ScriptsDir + "/ cannot be read: " + err.Error()
+		return "", pScript + " " + name + ": " + scriptsDir + "/ cannot be read: " + err.Error()
 	}
 	if rel, err := filepath.Rel(realDir, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", pScript + " " + name + " is a symbolic link leading out of " + ScriptsDir + "/ (to " + real + "): keep scripts inside the folder"
+		return "", pScript + " " + name + " is a symbolic link leading out of " + scriptsDir + "/ (to " + real + "): keep scripts inside the folder"
 	}
 	if info, err := os.Stat(real); err != nil || !info.Mode().IsRegular() {
 		return "", pScript + " " + name + " is not a regular file"

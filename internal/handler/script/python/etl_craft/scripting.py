@@ -399,9 +399,8 @@ class Engine:
     """What task.warehouse() returns: an engine-like object (begin, connect,
     dispose) whose connections the etl-craft engine serves."""
 
-    def __init__(self, channel, dialect):
+    def __init__(self, channel):
         self._ch = channel
-        self.dialect_name = dialect
 
     def begin(self):
         return _Begun(self._ch)
@@ -446,7 +445,6 @@ class ScriptTask:
         off = ctx.get("offset")
         self.offset = Offset(off["value"], off["datatype"]) if off else None
         self.logger = logging.getLogger("etl_craft.script." + self.task_code)
-        self._dialect = ctx.get("dialect", "")
 
     def table(self, name):
         """The fully qualified name of a warehouse table (schema.name, or name
@@ -456,7 +454,7 @@ class ScriptTask:
     def warehouse(self):
         """The warehouse, as an engine-like object: begin() gives a connection
         whose statements the etl-craft engine runs."""
-        return Engine(self._ch, self._dialect)
+        return Engine(self._ch)
 
     def load(self, table, rows, mode="append"):
         """Hands rows to the engine, which writes them into a staging table
