@@ -109,6 +109,9 @@ type Orchestration struct {
 	APIAddress string
 	// LogDir is the absolute folder for task-attempt logs.
 	LogDir string
+	// Python is the interpreter of PYTHON tasks' scripts, "" for python3
+	// on PATH.
+	Python string
 	// TaskTimeoutSeconds limits a task; 0 means no limit.
 	TaskTimeoutSeconds   int
 	MaxParallelTasks     int

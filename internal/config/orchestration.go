@@ -15,7 +15,7 @@ var orchestrationKeys = []string{
 	"Mode", "Name", "Api_address", "Log_dir", "Task_timeout_seconds", "Max_parallel_tasks",
 	"Shutdown_grace_seconds", "Timezone", "Enforce_sla", "Gate_wait_minutes", "Dependency_gates",
 	"Global_dag", "Catchup", "Tags", "Retries", "Retry_delay_minutes", "Depends_on_past",
-	"Email_on_failure", "Email_recipients", "Allow_schedule", "Email",
+	"Email_on_failure", "Email_recipients", "Allow_schedule", "Email", "Python",
 }
 
 // orchestration reads the Orchestration section.
@@ -39,6 +39,9 @@ func (l *loader) orchestration(cfg *Config, top *mapping) error {
 		return err
 	}
 	if o.LogDir, err = f.path("Log_dir", DefaultLogDir); err != nil {
+		return err
+	}
+	if o.Python, err = f.text("Python"); err != nil {
 		return err
 	}
 	numbers := []struct {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
@@ -44,6 +45,11 @@ type Task struct {
 	// called when the attempt no longer writes: on a single-writer warehouse
 	// (a DuckDB file) the warehouse is held by one writer at a time.
 	Warehouse func(ctx context.Context) (w warehouse.Warehouse, release func(), err error)
+	// Spawned, when set, records on the attempt the child process pid that
+	// performs it (its pid and start time), so that reconciliation verifies
+	// and stops that process rather than the supervisor. The handler calls
+	// it again with the supervisor's own pid before the child ends.
+	Spawned func(pid int) error
 }
 
 // Count is a row count a handler reports; nil fields stay NULL.
@@ -60,6 +66,10 @@ type Result struct {
 	RowsWritten Count
 	// Reported are extra NAME = value lines listed first in TASK_LOG.
 	Reported []Reported
+	// OnSuccess, when set, runs inside the Engine DB transaction that
+	// records the attempt SUCCESS (a script's offset): an error fails the
+	// attempt instead, and nothing it wrote commits.
+	OnSuccess func(ctx context.Context, tx *engine.Tx) error
 }
 
 // Reported is one value a handler reports for the task log.

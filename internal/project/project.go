@@ -22,6 +22,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/handler/email"
 	"github.com/etl-craft/etl-craft/internal/handler/rules"
+	"github.com/etl-craft/etl-craft/internal/handler/script"
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/mail"
@@ -155,7 +156,21 @@ func existing(o engine.Options) error {
 func handlers(cfg *config.Config, db *engine.DB, sender func() (*mail.Sender, error)) handler.Registry {
 	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db),
 		pipeline.HandlerBusinessRules: rules.New(db, cfg.Orchestration.MaxParallelTasks),
-		pipeline.HandlerEmailAlert:    email.New(db, sender, cfg.Orchestration.EnforceSLA)}
+		pipeline.HandlerEmailAlert:    email.New(db, sender, cfg.Orchestration.EnforceSLA),
+		pipeline.HandlerPython:        script.New(db, scriptOptions(cfg))}
+}
+
+// scriptOptions are the PYTHON handler's settings: the interpreter, the
+// warehouse profile's schema, and the settings scripts read as task.config
+// (never a secret).
+func scriptOptions(cfg *config.Config) script.Options {
+	o := script.Options{Python: cfg.Orchestration.Python, Config: map[string]any{
+		"project_dir": cfg.ProjectDir, "timezone": cfg.Orchestration.Timezone}}
+	if w := cfg.Warehouse; w != nil {
+		o.Schema = w.Schema
+		o.Config["warehouse"] = map[string]any{"dialect": w.Dialect, "schema": w.Schema, "catalog": w.Catalog}
+	}
+	return o
 }
 
 // mailSender returns the function that builds, at its first call, the

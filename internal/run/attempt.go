@@ -124,6 +124,9 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 	if s.opts.Warehouse != nil {
 		t.Warehouse = s.opts.Warehouse.Acquire
 	}
+	t.Spawned = func(pid int) error {
+		return inTx(rctx, s.opts.DB, func(tx *wtx) error { return spawnedAttempt(rctx, tx, q.AttemptID, owner, pid) })
+	}
 	a := &attempt{s: s, slot: sl, task: t, owner: owner, q: q, path: path}
 	return a.run(ctx, rctx)
 }
@@ -324,7 +327,13 @@ func (a *attempt) write(ctx context.Context, o outcome) result {
 			if _, err := gate.ConsumeAttempt(ctx, tx.Tx, a.q.AttemptID); err != nil {
 				return err
 			}
-			return fault.Point("attempt.after_consumption")
+			if err := fault.Point("attempt.after_consumption"); err != nil {
+				return err
+			}
+			if o.Result.OnSuccess != nil {
+				return o.Result.OnSuccess(ctx, tx.Tx)
+			}
+			return nil
 		}
 		if !o.Retryable {
 			return nil

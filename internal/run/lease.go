@@ -163,12 +163,18 @@ func (p Process) IsSelf() bool { return p == Self() }
 
 // stop ends a verified process of this host: SIGTERM, then SIGKILL when it
 // outlives grace. The identity is checked before each signal, so a pid that
-// was reused in the meantime is never signalled.
+// was reused in the meantime is never signalled. A process that leads its
+// own process group (a script's child process) is stopped with its group:
+// the processes it started go with it.
 func (p Process) stop(grace time.Duration) error {
 	if !p.Alive() || p.IsSelf() {
 		return nil
 	}
-	if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil {
+	target := p.PID
+	if g, err := syscall.Getpgid(p.PID); err == nil && g == p.PID {
+		target = -p.PID
+	}
+	if err := syscall.Kill(target, syscall.SIGTERM); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(grace)
@@ -179,7 +185,7 @@ func (p Process) stop(grace time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if p.Alive() {
-		return syscall.Kill(p.PID, syscall.SIGKILL)
+		return syscall.Kill(target, syscall.SIGKILL)
 	}
 	return nil
 }

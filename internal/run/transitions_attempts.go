@@ -135,6 +135,19 @@ func startAttempt(ctx context.Context, tx *wtx, id int64, owner, logPath string,
 	return attemptCAS(ctx, tx, res, err, id, "start", "status CLAIMED with a live lease", owner)
 }
 
+// spawnedAttempt records on owner's RUNNING attempt the child process of
+// this host that performs it: its pid and start time, which reconciliation
+// verifies before it stops the process (and its process group).
+func spawnedAttempt(ctx context.Context, tx *wtx, id int64, owner string, pid int) error {
+	start, err := processStart(pid)
+	if err != nil {
+		return exit.Wrap(exit.Handler, err, "could not read the start time of process %d, which runs attempt_id=%d", pid, id)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE AUD_TASK_ATTEMPTS SET PID = $3, PROCESS_START = $4
+		WHERE ATTEMPT_ID = $1 AND OWNER_ID = $2 AND STATUS = $5`, id, owner, pid, start, AttemptRunning)
+	return attemptCAS(ctx, tx, res, err, id, "record the process of", "status RUNNING", owner)
+}
+
 // renewAttempt extends owner's live lease on a CLAIMED or RUNNING attempt.
 func renewAttempt(ctx context.Context, tx *wtx, id int64, owner string, now time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_TASK_ATTEMPTS SET LEASE_EXPIRES_AT = $3, HEARTBEAT_AT = $4

@@ -1,0 +1,449 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/fault"
+	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// FaultAfterLoad is the fault point after a load is published in the
+// warehouse and before the attempt's outcome is recorded.
+const FaultAfterLoad = "script.after_load"
+
+// The load modes of task.load.
+const (
+	modeAppend  = "append"
+	modeReplace = "replace"
+)
+
+// stagePrefix starts the name of every staging table of task.load:
+// etl_load_<task_id>_<attempt_id>_<n>, in the target's schema.
+const stagePrefix = "etl_load_"
+
+// ledgerName is the table, in each target's schema, where every published
+// load is noted in the same warehouse transaction: a retry after a crash
+// between the publication and the outcome finds its load already there.
+const ledgerName = "etl_craft_script_loads"
+
+// load is one task.load of the attempt: staged, and published when the
+// script succeeds.
+type load struct {
+	seq    int
+	target warehouse.Table
+	mode   string
+	stage  warehouse.Table
+	cols   []warehouse.Column
+	rows   int64
+}
+
+// stageName names the n-th staging table of an attempt of a task.
+func stageName(taskID, attemptID int64, n int) string {
+	return fmt.Sprintf("%s%d_%d_%d", stagePrefix, taskID, attemptID, n)
+}
+
+// stageAttempt returns the task and attempt a staging table's name
+// carries; ok is false for another table.
+func stageAttempt(name string) (taskID, attemptID int64, ok bool) {
+	parts := strings.Split(strings.TrimPrefix(strings.ToLower(name), stagePrefix), "_")
+	if !strings.HasPrefix(strings.ToLower(name), stagePrefix) || len(parts) != 3 {
+		return 0, 0, false
+	}
+	t, err1 := strconv.ParseInt(parts[0], 10, 64)
+	a, err2 := strconv.ParseInt(parts[1], 10, 64)
+	return t, a, err1 == nil && err2 == nil
+}
+
+// load receives the rows of one task.load and stages them: a table of the
+// attempt beside the target, holding the target's columns (or, for a new
+// table, the columns of the rows), filled by the warehouse's bulk load and
+// committed. The rows keep coming until the script's end message, even
+// after a failure, so that the pipe stays in step.
+func (s *session) load(ctx context.Context, req *request) (any, error) {
+	next := s.rowMessages()
+	err := s.stageLoad(ctx, req, next)
+	for range next { // drain what the failed load did not read
+	}
+	if err != nil {
+		return nil, err
+	}
+	l := s.loads[len(s.loads)-1]
+	return map[string]any{"rows": l.rows}, nil
+}
+
+// rowMessages yields the batches of rows the script sends until its end
+// message; an abort message (the script's iterator failed) ends them with
+// the script's error. A goroutine reads and decodes a few batches ahead, so
+// the script keeps writing while the warehouse loads.
+func (s *session) rowMessages() iter.Seq2[[][]any, error] {
+	type batch struct {
+		rows [][]any
+		err  error
+	}
+	ahead := make(chan batch, 4)
+	go func() {
+		defer close(ahead)
+		for {
+			line, err := s.c.reqs.ReadBytes('\n')
+			if err != nil {
+				ahead <- batch{err: exit.Errorf(exit.Handler, "the script ended in the middle of a load")}
+				return
+			}
+			if len(line) > 0 && line[0] == rowsPrefix {
+				rows, err := parseRows(line[1:])
+				ahead <- batch{rows: rows, err: exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")}
+				if err != nil {
+					return
+				}
+				continue
+			}
+			var req request
+			if err := decodeJSON(line, &req); err != nil {
+				ahead <- batch{err: exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")}
+				return
+			}
+			switch req.Op {
+			case "abort":
+				ahead <- batch{err: exit.Errorf(exit.Handler, "the script's rows failed: %s", req.Error)}
+				return
+			default:
+				return
+			}
+		}
+	}()
+	return func(yield func([][]any, error) bool) {
+		for b := range ahead {
+			if !yield(b.rows, b.err) || b.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// stageLoad stages one load (see load).
+func (s *session) stageLoad(ctx context.Context, req *request, batches iter.Seq2[[][]any, error]) error {
+	if req.Mode != modeAppend && req.Mode != modeReplace {
+		return exit.Errorf(exit.Handler, "task.load mode %q: use %q or %q", req.Mode, modeAppend, modeReplace)
+	}
+	if err := s.use(ctx); err != nil {
+		return err
+	}
+	defer s.idle()
+	target, err := s.table(req.Table)
+	if err != nil {
+		return err
+	}
+	a, err := warehouse.ActionsOf(s.w)
+	if err != nil {
+		return err
+	}
+	tx, err := s.w.Begin(ctx)
+	if err != nil {
+		return exit.Wrap(exit.Handler, err, "could not begin the load of %s", target.Full())
+	}
+	defer tx.Rollback()
+	existing, err := a.DescribeTable(ctx, tx, target)
+	if err != nil {
+		return exit.Wrap(exit.Handler, err, "could not describe %s", target.Full())
+	}
+	pull, stop := iter.Pull2(batches)
+	defer stop()
+	first, err, _ := pull()
+	if err != nil {
+		return err
+	}
+	cols, err := loadColumns(target, req.Columns, existing, first)
+	if err != nil {
+		return err
+	}
+	l := &load{seq: len(s.loads) + 1, target: target, mode: req.Mode, cols: cols}
+	l.stage = warehouse.Table{Catalog: target.Catalog, Schema: target.Schema, Name: s.w.Fold(stageName(s.taskID, s.t.AttemptID, l.seq))}
+	if _, err := tx.Exec(ctx, s.w.CreateTable(l.stage, cols)); err != nil {
+		return exit.Wrap(exit.Handler, err, "could not create the staging table %s", l.stage.Full())
+	}
+	rows := func(yield func([]any, error) bool) {
+		row := make([]any, len(cols))
+		batch := first
+		for {
+			for _, r := range batch {
+				if len(r) != len(cols) {
+					yield(nil, exit.Errorf(exit.Handler, "a row of the load of %s has %d values for its %d columns", target.Full(), len(r), len(cols)))
+					return
+				}
+				for i, v := range r {
+					var err error
+					if row[i], err = loadValue(v, cols[i].Type); err != nil {
+						yield(nil, exit.Wrap(exit.Handler, err, "column %s of the load of %s", cols[i].Name, target.Full()))
+						return
+					}
+				}
+				if !yield(row, nil) {
+					return
+				}
+			}
+			var err error
+			var more bool
+			batch, err, more = pull()
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !more {
+				return
+			}
+		}
+	}
+	n, err := tx.BulkLoad(ctx, l.stage, cols, rows)
+	if err != nil {
+		return exit.Wrap(exit.Handler, err, "could not stage the rows for %s", target.Full())
+	}
+	if err := tx.Commit(); err != nil {
+		return exit.Wrap(exit.Handler, err, "could not commit the staging table %s", l.stage.Full())
+	}
+	l.rows = n
+	s.loads = append(s.loads, l)
+	s.log.Info("rows staged", "target", target.Full(), "mode", l.mode, "rows", n, "staging_table", l.stage.Full())
+	return nil
+}
+
+// loadColumns chooses the staged columns: those the rows name (the
+// target's when they name none), typed as the target's columns, or, for a
+// new table, as the first rows' values.
+func loadColumns(target warehouse.Table, named *[]string, existing []warehouse.ColumnInfo, first [][]any) ([]warehouse.Column, error) {
+	if named == nil {
+		if len(existing) == 0 {
+			return nil, exit.Errorf(exit.Handler, "task.load into %s, which does not exist, was given rows without column names: pass dicts, or a CSV file with a header", target.Full())
+		}
+		cols := make([]warehouse.Column, len(existing))
+		for i, c := range existing {
+			cols[i] = warehouse.Column{Name: c.Name, Type: portable(c.Type)}
+		}
+		return cols, nil
+	}
+	if len(*named) == 0 {
+		return nil, exit.Errorf(exit.Handler, "task.load into %s was given rows without columns", target.Full())
+	}
+	cols := make([]warehouse.Column, len(*named))
+	for i, name := range *named {
+		cols[i].Name = name
+		if len(existing) > 0 {
+			j := -1
+			for k, c := range existing {
+				if strings.EqualFold(c.Name, name) {
+					j = k
+				}
+			}
+			if j < 0 {
+				return nil, exit.Errorf(exit.Handler, "task.load: %s has no column %s", target.Full(), name)
+			}
+			cols[i] = warehouse.Column{Name: existing[j].Name, Type: portable(existing[j].Type)}
+			continue
+		}
+		cols[i].Type = warehouse.String
+		for _, r := range first {
+			if i < len(r) && r[i] != nil {
+				cols[i].Type = inferred(r[i])
+				break
+			}
+		}
+	}
+	return cols, nil
+}
+
+// publish makes the staged loads of a successful script visible, each in
+// one warehouse transaction that also notes it in the ledger: append adds
+// the staged rows to the target (or renames the staging table into place
+// when there is no target), replace drops the target and renames the
+// staging table in its place. A load an earlier attempt of the task run
+// already published, and whose outcome was never recorded, is not
+// published again.
+func (s *session) publish(ctx context.Context) (loaded int64, err error) {
+	for _, l := range s.loads {
+		n, err := s.publishOne(ctx, l)
+		if err != nil {
+			return loaded, err
+		}
+		loaded += n
+	}
+	if len(s.loads) > 0 {
+		if err := fault.Point(FaultAfterLoad); err != nil {
+			return loaded, err
+		}
+	}
+	return loaded, nil
+}
+
+func (s *session) publishOne(ctx context.Context, l *load) (int64, error) {
+	if err := s.use(ctx); err != nil {
+		return 0, err
+	}
+	defer s.idle()
+	a, err := warehouse.ActionsOf(s.w)
+	if err != nil {
+		return 0, err
+	}
+	tx, err := s.w.Begin(ctx)
+	if err != nil {
+		return 0, exit.Wrap(exit.Handler, err, "could not begin publishing the load of %s", l.target.Full())
+	}
+	defer tx.Rollback()
+	ledger := warehouse.Table{Catalog: l.target.Catalog, Schema: l.target.Schema, Name: s.w.Fold(ledgerName)}
+	q := func(t warehouse.Table) string { return warehouse.Qualify(s.w, t) }
+	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+q(ledger)+" (task_run_id BIGINT, attempt_id BIGINT, load_number INTEGER, "+
+		"target VARCHAR(1000), load_mode VARCHAR(20), loaded_rows BIGINT)"); err != nil {
+		return 0, exit.Wrap(exit.Handler, err, "could not create the load ledger %s", ledger.Full())
+	}
+	done, err := s.published(ctx, tx, ledger, l)
+	if err != nil {
+		return 0, err
+	}
+	if done {
+		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+q(l.stage)); err != nil {
+			return 0, exit.Wrap(exit.Handler, err, "could not drop the staging table %s", l.stage.Full())
+		}
+		return l.rows, exit.Wrap(exit.Handler, tx.Commit(), "could not drop the staging table %s", l.stage.Full())
+	}
+	existing, err := a.DescribeTable(ctx, tx, l.target)
+	if err != nil {
+		return 0, exit.Wrap(exit.Handler, err, "could not describe %s", l.target.Full())
+	}
+	var stmts []string
+	switch {
+	case l.mode == modeAppend && len(existing) > 0:
+		names := make([]string, len(l.cols))
+		for i, c := range l.cols {
+			names[i] = s.w.Quote(c.Name)
+		}
+		list := strings.Join(names, ", ")
+		stmts = []string{"INSERT INTO " + q(l.target) + " (" + list + ") SELECT " + list + " FROM " + q(l.stage),
+			"DROP TABLE " + q(l.stage)}
+	case len(existing) > 0: // replace
+		stmts = []string{"DROP TABLE " + q(l.target), "ALTER TABLE " + q(l.stage) + " RENAME TO " + s.w.Quote(l.target.Name)}
+	default:
+		stmts = []string{"ALTER TABLE " + q(l.stage) + " RENAME TO " + s.w.Quote(l.target.Name)}
+	}
+	for _, st := range stmts {
+		if _, err := tx.Exec(ctx, st); err != nil {
+			return 0, exit.Wrap(exit.Handler, err, "could not publish the load of %s", l.target.Full())
+		}
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO "+q(ledger)+" (task_run_id, attempt_id, load_number, target, load_mode, loaded_rows) VALUES ("+
+		s.w.Placeholder(1, warehouse.BigInt)+", "+s.w.Placeholder(2, warehouse.BigInt)+", "+s.w.Placeholder(3, warehouse.BigInt)+", "+
+		s.w.Placeholder(4, warehouse.String)+", "+s.w.Placeholder(5, warehouse.String)+", "+s.w.Placeholder(6, warehouse.BigInt)+")",
+		s.t.TaskRunID, s.t.AttemptID, l.seq, strings.ToLower(l.target.Full()), l.mode, l.rows); err != nil {
+		return 0, exit.Wrap(exit.Handler, err, "could not note the load of %s in %s", l.target.Full(), ledger.Full())
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, exit.Wrap(exit.Handler, err, "could not commit the load of %s", l.target.Full())
+	}
+	s.log.Info("load published", "target", l.target.Full(), "mode", l.mode, "rows", l.rows)
+	return l.rows, nil
+}
+
+// published reports whether an earlier attempt of this task run published
+// the same load (number, target) and its outcome was never recorded
+// SUCCESS: the rows are in the target already.
+func (s *session) published(ctx context.Context, tx warehouse.Tx, ledger warehouse.Table, l *load) (bool, error) {
+	rows, err := tx.Query(ctx, "SELECT attempt_id, loaded_rows FROM "+warehouse.Qualify(s.w, ledger)+" WHERE task_run_id = "+
+		s.w.Placeholder(1, warehouse.BigInt)+" AND load_number = "+s.w.Placeholder(2, warehouse.BigInt)+" AND target = "+
+		s.w.Placeholder(3, warehouse.String)+" AND attempt_id <> "+s.w.Placeholder(4, warehouse.BigInt),
+		s.t.TaskRunID, l.seq, strings.ToLower(l.target.Full()), s.t.AttemptID)
+	if err != nil {
+		return false, exit.Wrap(exit.Handler, err, "could not read the load ledger %s", ledger.Full())
+	}
+	type earlier struct{ attempt, rows int64 }
+	var found []earlier
+	for rows.Next() {
+		var e earlier
+		if err := rows.Scan(&e.attempt, &e.rows); err != nil {
+			rows.Close()
+			return false, err
+		}
+		found = append(found, e)
+	}
+	rows.Close()
+	for _, e := range found {
+		var status records.AttemptStatus
+		err := s.h.db.QueryRowContext(ctx, "SELECT STATUS FROM AUD_TASK_ATTEMPTS WHERE ATTEMPT_ID = $1", e.attempt).Scan(&status)
+		if err != nil {
+			return false, exit.Wrap(exit.EngineDB, err, "could not read attempt_id=%d", e.attempt)
+		}
+		if status != records.AttemptSuccess {
+			s.log.Warn("an earlier attempt published this load but its outcome was never recorded SUCCESS: the load is not published again",
+				"target", l.target.Full(), "attempt_id", e.attempt, "rows", e.rows)
+			l.rows = e.rows
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// dropStale drops the staging tables of this task left by attempts that
+// are no longer active (a killed supervisor's), in every schema.
+func (s *session) dropStale(ctx context.Context) error {
+	if err := s.use(ctx); err != nil {
+		return err
+	}
+	defer s.idle()
+	tx, err := s.w.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.Query(ctx, "SELECT table_schema, table_name FROM information_schema.tables WHERE lower(table_name) LIKE 'etl\\_load\\_%' ESCAPE '\\'")
+	if err != nil {
+		return err
+	}
+	var stale []warehouse.Table
+	for rows.Next() {
+		var schema, name string
+		if err := rows.Scan(&schema, &name); err != nil {
+			rows.Close()
+			return err
+		}
+		task, attempt, ok := stageAttempt(name)
+		if !ok || task != s.taskID || attempt == s.t.AttemptID {
+			continue
+		}
+		var active int
+		err := s.h.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM AUD_TASK_ATTEMPTS WHERE ATTEMPT_ID = $1 AND STATUS IN ("+
+			records.SQLActiveAttempts+")", attempt).Scan(&active)
+		if err != nil || active > 0 {
+			continue
+		}
+		stale = append(stale, warehouse.Table{Catalog: s.w.Catalog(), Schema: schema, Name: name})
+	}
+	rows.Close()
+	for _, t := range stale {
+		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+warehouse.Qualify(s.w, t)); err != nil {
+			return err
+		}
+		s.log.Info("dropped the staging table of an earlier attempt", "table", t.Full())
+	}
+	return tx.Commit()
+}
+
+// dropStages drops this attempt's staging tables (the script failed).
+func (s *session) dropStages(ctx context.Context) {
+	if len(s.loads) == 0 {
+		return
+	}
+	if err := s.use(ctx); err != nil {
+		return
+	}
+	defer s.idle()
+	for _, l := range s.loads {
+		tx, err := s.w.Begin(ctx)
+		if err != nil {
+			return
+		}
+		tx.Exec(ctx, "DROP TABLE IF EXISTS "+warehouse.Qualify(s.w, l.stage))
+		tx.Commit()
+	}
+}
