@@ -105,6 +105,9 @@ type Capabilities struct {
 	// Server means the Engine DB is a schema of a PostgreSQL server, which
 	// other connections (a warehouse's) may reach too; a SQLite file is not.
 	Server bool
+	// Events means Tx.Notify and DB.Listen carry EventsChannel's
+	// notifications (PostgreSQL LISTEN/NOTIFY).
+	Events bool
 }
 
 // Capabilities returns what the Engine DB's dialect can do.

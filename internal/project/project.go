@@ -57,6 +57,7 @@ type settings struct {
 	noWarehouse  bool
 	noCloneHook  bool
 	reading      bool
+	sharedPool   bool
 }
 
 // Option changes how Open opens the project.
@@ -79,6 +80,11 @@ func WithoutWarehouse() Option { return func(s *settings) { s.noWarehouse = true
 // WithoutCloneHook gives runs no after-run clone even when Cloning is on
 // (quickstart shows its clone as a step of its own).
 func WithoutCloneHook() Option { return func(s *settings) { s.noCloneHook = true } }
+
+// ForServer gives the supervisor one worker pool of Max_parallel_tasks
+// workers that every run it supervises shares (run.Pool), as the server
+// runs many at once.
+func ForServer() Option { return func(s *settings) { s.sharedPool = true } }
 
 // ForReading opens the Engine DB of a read-only command, WithoutWarehouse: a
 // SQLite Engine DB that does not exist is not created (exit 3), and the

@@ -37,6 +37,9 @@ func (p *Project) supervisorOptions() run.Options {
 		AttemptLogLevel: p.set.attemptLevel,
 		Logger:          p.set.log,
 	}
+	if p.set.sharedPool {
+		opts.Pool = run.NewPool(o.MaxParallelTasks)
+	}
 	if o.Retries != nil {
 		opts.Defaults.Retries = *o.Retries
 	}

@@ -38,6 +38,10 @@ type Options struct {
 	Warehouse Warehouses
 	// MaxParallel bounds the attempts running at once; zero means 8.
 	MaxParallel int
+	// Pool, when set, is the worker pool every run of this supervisor
+	// shares (the server's, of MaxParallel workers); nil gives each run
+	// its own MaxParallel.
+	Pool *Pool
 	// Defaults are Orchestration's time limit and retries.
 	Defaults Defaults
 	// LogDir holds the attempt logs (Orchestration.Log_dir).

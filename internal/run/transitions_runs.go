@@ -47,7 +47,7 @@ func insertRun(ctx context.Context, tx *wtx, r newRun) (int64, error) {
 		}
 		return 0, exit.Wrap(exit.EngineDB, err, "could not insert a run into %s", runsTable)
 	}
-	return id, nil
+	return id, tx.Notify(ctx, engine.EventQueued)
 }
 
 // admitRun moves a QUEUED run of the pipeline to IN-PROGRESS under owner's
@@ -213,6 +213,9 @@ func cancelRun(ctx context.Context, tx *wtx, id int64, from string, now time.Tim
 			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($9, $10))`,
 		id, RunCancelled, tx.TimeArg(now), a.Name, string(a.Kind), from, RunQueued, RunInProgress, AttemptClaimed, AttemptRunning)
 	if err := runCAS(ctx, tx, res, err, id, "cancel", "status "+from+" and no claimed or running attempt"); err != nil {
+		return err
+	}
+	if err := tx.Notify(ctx, engine.EventCancelled); err != nil {
 		return err
 	}
 	return gate.SettleWaits(ctx, tx.Tx, id)
