@@ -168,3 +168,139 @@ func TestServerRunsScheduledTicksWithCatchup(t *testing.T) {
 		}
 	})
 }
+
+// I15: one overseer per Engine DB. A second server exits at once naming
+// the first; once the first stopped, a new one takes over.
+func TestASecondServerExitsNamingTheOverseer(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, "")
+		p.ok("init-db")
+		db := p.db()
+		first := startServer(t, p)
+		id := scalar(t, db, "SELECT OVERSEER_ID FROM AUD_OVERSEERS WHERE STOPPED_AT IS NULL")
+		host, _ := os.Hostname()
+		wantExit(t, p.run(nil, "server"), 14,
+			fmt.Sprintf("another etl-craft server is the overseer of this Engine DB: overseer_id=%s host=%s pid=%d", id, host, first.cmd.Process.Pid))
+		if code := first.stop(); code != 0 {
+			t.Fatalf("the server exited %d:\n%s", code, first.stderr)
+		}
+		second := startServer(t, p)
+		if n := count(t, db, "SELECT count(*) FROM AUD_OVERSEERS WHERE STOPPED_AT IS NULL"); n != 1 {
+			t.Fatalf("%d overseers running", n)
+		}
+		if got := rows(t, db, "SELECT PID, VERSION, STARTED_BY_KIND FROM AUD_OVERSEERS WHERE STOPPED_AT IS NULL"); len(got) != 1 ||
+			got[0] != fmt.Sprintf("%d 0.1.0 HUMAN", second.cmd.Process.Pid) {
+			t.Fatalf("the second overseer's row: %q", got)
+		}
+		if code := second.stop(); code != 0 {
+			t.Fatalf("the second server exited %d:\n%s", code, second.stderr)
+		}
+	})
+}
+
+// I15: the server refuses remote mode (exit 10).
+func TestTheServerRefusesRemoteMode(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, engine.SQLite, "")
+	p.ok("init-db")
+	b, _ := os.ReadFile(p.dir + "/craft-connector.yml")
+	p.write("craft-connector.yml", strings.Replace(string(b), "Mode: local", "Mode: remote", 1))
+	wantExit(t, p.run(nil, "server"), 10, "Orchestration.Mode is remote")
+}
+
+// I15: `run --init-only` makes a run no process holds; the server executes
+// that exact run.
+func TestTheServerExecutesAnInitOnlyRun(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, "")
+		p.ok("init-db")
+		p.register("0001_io", sqlPipeline("IO", createTable("a", "main.io_a", "SELECT 1 AS id"),
+			createTable("b", "main.io_b", "SELECT 2 AS id", "a:SUCCESS")))
+		if r := p.ok("run", "--pipeline_code", "IO", "--init-only", "--run-key", "ext-1"); !strings.Contains(r.stdout, "pipeline_run_id=1 IN-PROGRESS") {
+			t.Fatalf("%q", r.stdout)
+		}
+		db := p.db()
+		d := startServer(t, p)
+		waitFor(t, db, 1, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'")
+		d.stop()
+		if got := rows(t, db, "SELECT PIPELINE_RUN_ID, RUN_KEY, STATUS FROM AUD_PIPELINES_RUN_LOG"); strings.Join(got, "|") != "1 ext-1 SUCCESS" {
+			t.Fatalf("runs %q", got)
+		}
+		if n := count(t, db, "SELECT count(*) FROM AUD_TASK_RUN_LOG WHERE PIPELINE_RUN_ID = 1 AND STATUS = 'SUCCESS'"); n != 2 {
+			t.Fatalf("%d tasks SUCCESS", n)
+		}
+	})
+}
+
+// overlapping counts the pairs of attempts of one task whose lives
+// (claimed to ended, or still going) overlap.
+const overlapping = `SELECT count(*) FROM AUD_TASK_ATTEMPTS x JOIN AUD_TASK_ATTEMPTS y
+	ON x.TASK_RUN_ID = y.TASK_RUN_ID AND x.ATTEMPT_ID < y.ATTEMPT_ID
+	WHERE y.CLAIMED_AT < coalesce(x.ENDED_AT, y.CLAIMED_AT)`
+
+// I15: a server killed with SIGKILL while a task runs: the next server
+// records the attempt LOST, resumes the same run and task run, and the run
+// ends SUCCESS; no task ever had two live attempts.
+func TestAKilledServerIsRecoveredByTheNext(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p, w, db := gatedProject(t, kind)
+		p.ok("run", "--pipeline_code", "KP", "--init-only")
+		d := startServer(t, p)
+		waitFor(t, db, 1, runningHeld)
+		d.kill()
+		mustExec(t, w, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%wait_for_gate%' AND pid <> pg_backend_pid()")
+
+		d = startServer(t, p)
+		waitFor(t, db, 1, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = 'LOST'")
+		waitFor(t, db, 1, runningHeld)
+		mustExec(t, w, "UPDATE public.gate SET open = 1")
+		waitFor(t, db, 1, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'")
+		if code := d.stop(); code != 0 {
+			t.Fatalf("the server exited %d:\n%s", code, d.stderr)
+		}
+		got := []string{attemptStatuses(t, db, 1, "first"), attemptStatuses(t, db, 1, "held"), attemptStatuses(t, db, 1, "last")}
+		if fmt.Sprint(got) != "[SUCCESS LOST SUCCESS SUCCESS]" || count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG") != 1 ||
+			count(t, db, "SELECT count(*) FROM AUD_TASK_RUN_LOG") != 3 {
+			t.Fatalf("attempts %q", got)
+		}
+		if n := count(t, db, overlapping); n != 0 {
+			t.Fatalf("%d pairs of attempts of one task were live at once", n)
+		}
+	})
+}
+
+// I15: SIGTERM with a task running and Shutdown_grace_seconds 2: the server
+// waits the grace, stops the task, leaves the run IN-PROGRESS without an
+// owner, records its stop, and exits 0.
+func TestSIGTERMStopsARunningTaskAfterTheGrace(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p, _, db := gatedProject(t, kind)
+		p.orchestration("  Shutdown_grace_seconds: 2\n")
+		p.ok("run", "--pipeline_code", "KP", "--init-only")
+		d := startServer(t, p)
+		waitFor(t, db, 1, runningHeld)
+		if code := d.stop(); code != 0 {
+			t.Fatalf("the server exited %d:\n%s", code, d.stderr)
+		}
+		if got := rows(t, db, "SELECT STATUS, coalesce(OWNER_ID, 'none') FROM AUD_PIPELINES_RUN_LOG"); strings.Join(got, "|") != "IN-PROGRESS none" {
+			t.Fatalf("run %q", got)
+		}
+		if got := attemptStatuses(t, db, 1, "held"); got != "FAILED" {
+			t.Fatalf("held's attempts %q", got)
+		}
+		if n := count(t, db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS IN ('CLAIMED', 'RUNNING')"); n != 0 {
+			t.Fatalf("%d attempts still live", n)
+		}
+		if got := rows(t, db, "SELECT count(*) FROM AUD_OVERSEERS WHERE STOPPED_AT IS NOT NULL AND STOPPED_BY_KIND = 'HUMAN'"); got[0] != "1" {
+			t.Fatalf("overseer rows stopped: %q", got)
+		}
+		// The grace was waited: the attempt ended at least 2 s after the stop began.
+		if !strings.Contains(d.stderr.String(), "grace=2s") {
+			t.Fatalf("stderr:\n%s", d.stderr)
+		}
+	})
+}
