@@ -304,3 +304,88 @@ func TestSIGTERMStopsARunningTaskAfterTheGrace(t *testing.T) {
 		}
 	})
 }
+
+// I15: a tick due while a slow run is in progress: OVERLAP_POLICY SKIP
+// records it SKIPPED ("previous run still active"); QUEUE keeps it QUEUED
+// and the server runs it once the slow run has ended.
+func TestOverlapPolicies(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []string{"SKIP", "QUEUE"} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			eachKind(t, func(t *testing.T, kind engine.Kind) {
+				p, w, db := gatedProject(t, kind)
+				p.register("0002_sched", fmt.Sprintf("UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 * * * *', SCHEDULE_TIMEZONE = 'UTC', "+
+					"SCHEDULE_START_DATE = '%s', OVERLAP_POLICY = '%s' WHERE PIPELINE_CODE = 'KP';\n", time.Now().UTC().Format(time.DateOnly), policy))
+				slow := p.command(nil, "run", "--pipeline_code", "KP")
+				if err := slow.Start(); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, db, 1, runningHeld)
+				d := startServer(t, p)
+				// The tick of this hour (the latest due) is recorded after the missed ones.
+				key := "schedule:" + time.Now().UTC().Truncate(time.Hour).Format("2006-01-02T15:04:05+00:00")
+				waitFor(t, db, 1, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS IN ('SKIPPED', 'QUEUED') AND RUN_KEY = $1", key)
+				latest := "SELECT STATUS FROM AUD_PIPELINES_RUN_LOG WHERE RUN_KEY = $1"
+				reason := scalar(t, db, "SELECT i.REASON FROM AUD_RUN_INTERVENTIONS i JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = i.PIPELINE_RUN_ID "+
+					"WHERE r.RUN_KEY = $1", key)
+				status := scalar(t, db, latest, key)
+				switch {
+				case policy == "SKIP" && (status != "SKIPPED" || reason != "previous run still active"):
+					t.Fatalf("the overlapping tick is %s (%s)", status, reason)
+				case policy == "QUEUE" && (status != "QUEUED" || reason != "scheduled tick"):
+					t.Fatalf("the overlapping tick is %s (%s)", status, reason)
+				}
+				// The server leaves the foreground run alone.
+				if got := scalar(t, db, "SELECT OWNER_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = 1"); !strings.Contains(got, fmt.Sprintf(":%d:", slow.Process.Pid)) {
+					t.Fatalf("the slow run is held by %q, not by its process %d", got, slow.Process.Pid)
+				}
+				mustExec(t, w, "UPDATE public.gate SET open = 1")
+				if err := slow.Wait(); err != nil {
+					t.Fatalf("the slow run: %v", err)
+				}
+				if policy == "QUEUE" {
+					waitFor(t, db, 1, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE TRIGGER_KIND = 'SCHEDULE' AND STATUS = 'SUCCESS'")
+				}
+				if code := d.stop(); code != 0 {
+					t.Fatalf("the server exited %d:\n%s", code, d.stderr)
+				}
+				if n := count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS IN ('QUEUED', 'IN-PROGRESS')"); n != 0 {
+					t.Fatalf("%d runs left open", n)
+				}
+			})
+		})
+	}
+}
+
+// I15: on PostgreSQL the engine notifies etl_craft_events when a run is
+// queued, and the idle server starts it at once: the first task started
+// well within the one-second poll of the run's creation, by the run's own
+// timestamps.
+func TestAQueuedRunWakesTheServer(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, engine.Postgres, "")
+	p.ok("init-db")
+	p.register("0001_wake", sqlPipeline("WAKE", createTable("a", "main.wake_a", "SELECT 1 AS id")))
+	db := p.db()
+	d := startServer(t, p)
+	time.Sleep(1500 * time.Millisecond) // idle past its first polls
+	for i := 1; i <= 3; i++ {
+		p.ok("run", "--pipeline_code", "WAKE", "--init-only")
+		waitFor(t, db, i, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'")
+	}
+	d.stop()
+	// Each run's first attempt was claimed well within a poll of the run's start.
+	delays := rows(t, db, `SELECT EXTRACT(EPOCH FROM (min(a.CLAIMED_AT) - r.START_DATE)) FROM AUD_PIPELINES_RUN_LOG r
+		JOIN AUD_TASK_RUN_LOG t ON t.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID JOIN AUD_TASK_ATTEMPTS a ON a.TASK_RUN_ID = t.TASK_RUN_ID
+		GROUP BY r.PIPELINE_RUN_ID, r.START_DATE ORDER BY r.PIPELINE_RUN_ID`)
+	worst := 0.0
+	for _, s := range delays {
+		var f float64
+		fmt.Sscan(s, &f)
+		worst = max(worst, f)
+	}
+	if len(delays) != 3 || worst >= 0.5 {
+		t.Fatalf("delays from the run's start to its first attempt: %q (s); the LISTEN path starts a run well under the 1 s poll", delays)
+	}
+}

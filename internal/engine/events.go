@@ -12,7 +12,9 @@ import (
 )
 
 // EventsChannel is the PostgreSQL notification channel on which the engine
-// announces work for the server: a run queued, cancelled or paused.
+// announces work for the server: a run queued for it (a scheduled tick, or
+// a run started with no owner, as run --init-only does), a run cancelled,
+// a pipeline paused.
 const EventsChannel = "etl_craft_events"
 
 // The events the engine announces on EventsChannel, as payloads.

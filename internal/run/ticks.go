@@ -45,7 +45,8 @@ func ReadTickState(ctx context.Context, db *engine.DB, pipelineID int64) (TickSt
 // one, with TRIGGER_KIND SCHEDULE, the tick's RUN_KEY and RUN_DATE, and a
 // NEW_RUN intervention giving the tick's reason. A tick recorded before (its
 // RUN_KEY exists: another server, or this one before a restart) is left as
-// it is, and created is false.
+// it is, and created is false. A queued tick is announced on the events
+// channel.
 func RecordTick(ctx context.Context, db *engine.DB, pipelineID int64, t schedule.Tick) (id int64, created bool, err error) {
 	err = inTx(ctx, db, func(tx *wtx) error {
 		nr := newRun{PipelineID: pipelineID, Key: t.RunKey, TriggerKind: TriggerSchedule, RunDate: t.RunDate}
@@ -60,7 +61,13 @@ func RecordTick(ctx context.Context, db *engine.DB, pipelineID int64, t schedule
 		if err != nil {
 			return err
 		}
-		return recordIntervention(ctx, tx, intervention{PipelineID: pipelineID, RunID: id, Action: "NEW_RUN", To: to, Reason: t.Reason})
+		if err := recordIntervention(ctx, tx, intervention{PipelineID: pipelineID, RunID: id, Action: "NEW_RUN", To: to, Reason: t.Reason}); err != nil {
+			return err
+		}
+		if t.Skipped {
+			return nil
+		}
+		return tx.Notify(ctx, engine.EventQueued)
 	})
 	if exit.Is(err, exit.StaleTransition) {
 		return 0, false, nil // the key exists

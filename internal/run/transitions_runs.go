@@ -47,13 +47,14 @@ func insertRun(ctx context.Context, tx *wtx, r newRun) (int64, error) {
 		}
 		return 0, exit.Wrap(exit.EngineDB, err, "could not insert a run into %s", runsTable)
 	}
-	return id, tx.Notify(ctx, engine.EventQueued)
+	return id, nil
 }
 
 // admitRun moves a QUEUED run of the pipeline to IN-PROGRESS under owner's
 // lease, or with no owner when owner is "" (a run started for an
-// orchestrator or a later supervisor). Another active run of the pipeline
-// makes it stale: the database allows one.
+// orchestrator or a later supervisor, which is told on the events channel).
+// Another active run of the pipeline makes it stale: the database allows
+// one.
 func admitRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, now time.Time) error {
 	var holder, lease any
 	if owner != "" {
@@ -69,7 +70,10 @@ func admitRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, 
 		return stale(runsTable, id, "start", "no other "+RunInProgress+" run of the pipeline",
 			fmt.Sprintf("another process started pipeline_run_id=%d", other))
 	}
-	return runCAS(ctx, tx, res, err, id, "start", "status QUEUED")
+	if err := runCAS(ctx, tx, res, err, id, "start", "status QUEUED"); err != nil || owner != "" {
+		return err
+	}
+	return tx.Notify(ctx, engine.EventQueued)
 }
 
 // activeRunOf returns the IN-PROGRESS run of the pipeline, 0 when none.
