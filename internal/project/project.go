@@ -83,7 +83,7 @@ func WithoutCloneHook() Option { return func(s *settings) { s.noCloneHook = true
 
 // ForServer gives the supervisor one worker pool of Max_parallel_tasks
 // workers that every run it supervises shares (run.Pool), as the server
-// runs many at once.
+// runs many at once, and leaves reconciliation to the server's reconciler.
 func ForServer() Option { return func(s *settings) { s.sharedPool = true } }
 
 // ForReading opens the Engine DB of a read-only command, WithoutWarehouse: a

@@ -38,7 +38,7 @@ func (p *Project) supervisorOptions() run.Options {
 		Logger:          p.set.log,
 	}
 	if p.set.sharedPool {
-		opts.Pool = run.NewPool(o.MaxParallelTasks)
+		opts.Pool, opts.Reconciled = run.NewPool(o.MaxParallelTasks), true
 	}
 	if o.Retries != nil {
 		opts.Defaults.Retries = *o.Retries

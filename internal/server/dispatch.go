@@ -14,14 +14,22 @@ import (
 type openRun struct {
 	id, pipelineID int64
 	code, status   string
+	trigger        string
 	owner          string
 }
+
+// settle is how long a QUEUED run that another command recorded (not a
+// schedule tick) stays QUEUED before the server admits it: the command that
+// recorded it admits it itself at once (run, run --init-only), and the
+// server must not take it from under that command.
+const settle = PollEvery
 
 // dispatch starts the execution of each pipeline's next run: its unowned
 // IN-PROGRESS run (one made by run --init-only, or released after its holder
 // died), else its oldest QUEUED run when no sibling run is active. Runs held
 // by another live process, paused pipelines and pipelines whose run this
-// server executes already are left alone.
+// server executes already are left alone, and so is a QUEUED run another
+// command recorded, until it has stayed QUEUED for settle.
 func (s *Server) dispatch(ctx context.Context) error {
 	runs, err := openRuns(ctx, s)
 	if err != nil {
@@ -48,15 +56,26 @@ func (s *Server) dispatch(ctx context.Context) error {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	seen := map[int64]time.Time{}
 	for pid, r := range next {
 		_, busy := s.active[pid]
 		if busy || held[pid] || paused[pid] || now.Before(s.failed[r.id]) {
 			continue
 		}
+		if r.status == run.RunQueued && r.trigger != run.TriggerSchedule {
+			first, ok := s.seen[r.id]
+			if !ok {
+				first = now
+			}
+			if seen[r.id] = first; now.Sub(first) < settle {
+				continue
+			}
+		}
 		s.active[pid] = r.id
 		s.runs.Add(1)
 		go s.execute(r)
 	}
+	s.seen = seen
 	return nil
 }
 
@@ -87,7 +106,7 @@ func (s *Server) execute(r openRun) {
 // openRuns reads the QUEUED and IN-PROGRESS runs of the active pipelines,
 // oldest first. Backfill runs are the backfill command's own.
 func openRuns(ctx context.Context, s *Server) ([]openRun, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.PIPELINE_RUN_ID, r.PIPELINE_ID, p.PIPELINE_CODE, r.STATUS, r.OWNER_ID
+	rows, err := s.db.QueryContext(ctx, `SELECT r.PIPELINE_RUN_ID, r.PIPELINE_ID, p.PIPELINE_CODE, r.STATUS, r.TRIGGER_KIND, r.OWNER_ID
 		FROM AUD_PIPELINES_RUN_LOG r JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID AND p.ACTIVE_FLAG = 'Y'
 		WHERE r.STATUS IN ($1, $2) AND r.BACKFILL = 'N' ORDER BY r.PIPELINE_RUN_ID`, run.RunQueued, run.RunInProgress)
 	if err != nil {
@@ -98,7 +117,7 @@ func openRuns(ctx context.Context, s *Server) ([]openRun, error) {
 	for rows.Next() {
 		var r openRun
 		var owner sql.NullString
-		if err := rows.Scan(&r.id, &r.pipelineID, &r.code, &r.status, &owner); err != nil {
+		if err := rows.Scan(&r.id, &r.pipelineID, &r.code, &r.status, &r.trigger, &owner); err != nil {
 			return nil, exit.Wrap(exit.EngineDB, err, "could not read the open runs")
 		}
 		r.owner = owner.String

@@ -73,7 +73,10 @@ type Server struct {
 	active map[int64]int64
 	// failed holds runs that could not be executed, until when to retry.
 	failed map[int64]time.Time
-	runs   sync.WaitGroup
+	// seen holds when the server first saw each QUEUED run that waits to
+	// settle (see dispatch).
+	seen map[int64]time.Time
+	runs sync.WaitGroup
 }
 
 // Run is the server: it becomes the overseer (or fails at once, exit 14,
