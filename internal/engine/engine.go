@@ -61,6 +61,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 }
 
+// maxIdleConns is how many unused connections an Engine DB keeps open.
+const maxIdleConns = 32
+
 // DB is an open Engine DB.
 type DB struct {
 	sql     *sql.DB
@@ -81,6 +84,10 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A server runs many runs at once, each reading: keep their connections
+	// for the next statement instead of opening one per statement.
+	db.SetMaxIdleConns(maxIdleConns)
+	db.SetConnMaxIdleTime(time.Minute)
 	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities())}
 	if err := d.check(ctx, e); err != nil {
 		db.Close()

@@ -31,7 +31,8 @@ type Ticker struct {
 	// SCHEDULE_TIMEZONE.
 	Zone   *time.Location
 	Logger *slog.Logger
-	// Queued is called after a pass that queued a run; nil for none.
+	// Queued is called after each run queued, so that the server admits it
+	// while the pass goes on; nil for none.
 	Queued func()
 	// Every overrides TickEvery (tests, benchmarks); zero means TickEvery.
 	Every time.Duration
@@ -84,37 +85,29 @@ func (t *Ticker) pass(ctx context.Context) {
 		return
 	}
 	now := time.Now()
-	queued := false
 	for id, p := range t.plans {
 		if paused[id] || (!p.next.IsZero() && now.Before(p.next)) || ctx.Err() != nil {
 			continue
 		}
-		n, err := t.record(ctx, id, p, now)
-		if err != nil {
+		if err := t.record(ctx, id, p, now); err != nil {
 			log.Warn("could not record a schedule tick; trying again", "pipeline", p.code, "error", err)
-			continue
 		}
-		queued = queued || n > 0
-	}
-	if queued && t.Queued != nil {
-		t.Queued()
 	}
 }
 
 // record plans the pipeline's due ticks and records them, each in its own
-// commit, and returns how many it queued.
-func (t *Ticker) record(ctx context.Context, id int64, p *planned, now time.Time) (int, error) {
+// commit.
+func (t *Ticker) record(ctx context.Context, id int64, p *planned, now time.Time) error {
 	ctx = actor.With(ctx, ScheduleActor)
 	st, err := run.ReadTickState(ctx, t.DB, id)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	plan := p.tt.Due(now, st.Last, st.Busy)
-	queued := 0
 	for _, tick := range plan.Ticks {
 		runID, created, err := run.RecordTick(ctx, t.DB, id, tick)
 		if err != nil {
-			return queued, err
+			return err
 		}
 		if !created {
 			continue
@@ -122,14 +115,14 @@ func (t *Ticker) record(ctx context.Context, id int64, p *planned, now time.Time
 		status := run.RunQueued
 		if tick.Skipped {
 			status = run.RunSkipped
-		} else {
-			queued++
+		} else if t.Queued != nil {
+			t.Queued()
 		}
 		logger(t.Logger).Info("schedule tick", "pipeline", p.code, "pipeline_run_id", runID, "run_key", tick.RunKey,
 			"status", status, "reason", tick.Reason)
 	}
 	p.next = plan.Next
-	return queued, nil
+	return nil
 }
 
 // refresh rereads the schedule settings when the CFG_ tables changed since

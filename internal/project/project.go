@@ -121,6 +121,11 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 			return nil, err
 		}
 	}
+	if set.sharedPool {
+		// The server's runs read and write at once: bound their
+		// connections, which would otherwise grow with the runs.
+		db.SQL().SetMaxOpenConns(serverConns(cfg.Orchestration.MaxParallelTasks))
+	}
 	p := &Project{Config: cfg, DB: db, Handlers: handlers(cfg, db), set: set}
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
 		p.Warehouse = pool.New(db, *wopts)
@@ -131,6 +136,11 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 	}
 	return p, nil
 }
+
+// serverConns is how many Engine DB connections a server with the worker
+// pool opens at most: the workers' attempts, the runs' reads, and the
+// overseer lock and event listener, which hold one each for good.
+func serverConns(workers int) int { return 4*workers + 16 }
 
 // existing refuses a SQLite Engine DB file that does not exist.
 func existing(o engine.Options) error {
