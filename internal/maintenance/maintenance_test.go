@@ -104,3 +104,24 @@ func TestTickerFollowsMetadataChanges(t *testing.T) {
 		}
 	})
 }
+
+// On PostgreSQL the overseer lock survives a database whose
+// idle_in_transaction_session_timeout would end an idle transaction.
+func TestLeaderOutlivesIdleTransactionTimeout(t *testing.T) {
+	db := pipelinetest.DB(t, engine.Postgres)
+	ctx := acting()
+	if _, err := db.ExecContext(ctx, "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = 200', current_database()); END $$"); err != nil {
+		t.Fatal(err)
+	}
+	db.SQL().SetMaxIdleConns(0) // new connections read the database's setting
+	db.SQL().SetMaxIdleConns(8)
+	first := &maintenance.Leader{DB: db}
+	if err := first.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop()
+	time.Sleep(600 * time.Millisecond)
+	if err := (&maintenance.Leader{DB: db}).Start(ctx); exit.CodeOf(err) != exit.LockTimeout {
+		t.Fatalf("a second leader after the idle timeout: %v", err)
+	}
+}
