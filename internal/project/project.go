@@ -115,16 +115,16 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 		return nil, err
 	}
 	set.log.Debug("connected to the Engine DB", "kind", db.Kind().Label(), "schema", db.Schema())
+	if set.sharedPool {
+		// The server's runs read and write at once: bound their
+		// connections, which would otherwise grow with the runs.
+		db.SQL().SetMaxOpenConns(serverConns(cfg.Orchestration.MaxParallelTasks))
+	}
 	if set.reading {
 		if err := inspect.Ready(ctx, db); err != nil {
 			db.Close()
 			return nil, err
 		}
-	}
-	if set.sharedPool {
-		// The server's runs read and write at once: bound their
-		// connections, which would otherwise grow with the runs.
-		db.SQL().SetMaxOpenConns(serverConns(cfg.Orchestration.MaxParallelTasks))
 	}
 	p := &Project{Config: cfg, DB: db, Handlers: handlers(cfg, db), set: set}
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
