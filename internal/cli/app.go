@@ -37,6 +37,7 @@ func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.quickstartCommand(),
 		a.runCommand(),
+		a.serverCommand(),
 		a.tokenCommand(),
 		a.markCommand(),
 		a.cancelCommand(),

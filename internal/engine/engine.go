@@ -64,6 +64,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 }
 
+// maxIdleConns is how many unused connections an Engine DB keeps open.
+const maxIdleConns = 32
+
 // DB is an open Engine DB.
 type DB struct {
 	sql     *sql.DB
@@ -84,6 +87,10 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A server runs many runs at once, each reading: keep their connections
+	// for the next statement instead of opening one per statement.
+	db.SetMaxIdleConns(maxIdleConns)
+	db.SetConnMaxIdleTime(time.Minute)
 	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities())}
 	if err := d.check(ctx, e); err != nil {
 		db.Close()
@@ -108,6 +115,9 @@ type Capabilities struct {
 	// Server means the Engine DB is a schema of a PostgreSQL server, which
 	// other connections (a warehouse's) may reach too; a SQLite file is not.
 	Server bool
+	// Events means Tx.Notify and DB.Listen carry EventsChannel's
+	// notifications (PostgreSQL LISTEN/NOTIFY).
+	Events bool
 }
 
 // Capabilities returns what the Engine DB's dialect can do.

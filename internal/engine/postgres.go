@@ -21,7 +21,9 @@ type postgresDialect struct{}
 
 func (postgresDialect) kind() Kind { return Postgres }
 
-func (postgresDialect) capabilities() Capabilities { return Capabilities{CopyOut: true, Server: true} }
+func (postgresDialect) capabilities() Capabilities {
+	return Capabilities{CopyOut: true, Server: true, Events: true}
+}
 
 // open builds a pgx pool behind database/sql whose connections use the
 // Engine schema as their search_path, read the password for each new

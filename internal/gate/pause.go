@@ -56,7 +56,10 @@ func Pause(ctx context.Context, db *engine.DB, pipelineID int64, reason string) 
 				return alreadyPaused(c.PipelineCode, *other)
 			}
 		}
-		return exit.Wrap(exit.EngineDB, err, "could not record the pause of %s in AUD_PIPELINE_PAUSES", c.PipelineCode)
+		if err != nil {
+			return exit.Wrap(exit.EngineDB, err, "could not record the pause of %s in AUD_PIPELINE_PAUSES", c.PipelineCode)
+		}
+		return tx.Notify(ctx, engine.EventPaused)
 	})
 	if err != nil {
 		return Change{}, err

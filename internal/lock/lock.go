@@ -141,3 +141,14 @@ func timedOut(name string, wait time.Duration) error {
 func stopped(ctx context.Context, name string) error {
 	return fmt.Errorf("stopped waiting for the %s lock: %w", name, context.Cause(ctx))
 }
+
+// Overseer returns the name of the lock the one server of the Engine DB
+// holds: "overseer", beside a SQLite file (<database file>.overseer.lock),
+// and "overseer:<schema>" on a PostgreSQL server, whose advisory locks are
+// shared by every schema of the database.
+func Overseer(db *engine.DB) string {
+	if db.Capabilities().Server {
+		return "overseer:" + db.Schema()
+	}
+	return "overseer"
+}

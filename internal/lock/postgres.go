@@ -37,6 +37,12 @@ func acquireAdvisory(ctx context.Context, db *engine.DB, name string, wait time.
 		conn.Close()
 		return nil, err
 	}
+	// The lock lasts as long as its transaction, which stays idle while the
+	// work it guards goes on (the server's, for days): a configured
+	// idle_in_transaction_session_timeout must not end it.
+	if _, err := tx.ExecContext(ctx, "SELECT set_config('idle_in_transaction_session_timeout', '0', true)"); err != nil {
+		return abandon(advisoryFailed(ctx, name, err))
+	}
 	k := key(name)
 	var got bool
 	if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock($1)", k).Scan(&got); err != nil {

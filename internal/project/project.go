@@ -60,6 +60,7 @@ type settings struct {
 	noWarehouse  bool
 	noCloneHook  bool
 	reading      bool
+	sharedPool   bool
 }
 
 // Option changes how Open opens the project.
@@ -82,6 +83,11 @@ func WithoutWarehouse() Option { return func(s *settings) { s.noWarehouse = true
 // WithoutCloneHook gives runs no after-run clone even when Cloning is on
 // (quickstart shows its clone as a step of its own).
 func WithoutCloneHook() Option { return func(s *settings) { s.noCloneHook = true } }
+
+// ForServer gives the supervisor one worker pool of Max_parallel_tasks
+// workers that every run it supervises shares (run.Pool), as the server
+// runs many at once, and leaves reconciliation to the server's reconciler.
+func ForServer() Option { return func(s *settings) { s.sharedPool = true } }
 
 // ForReading opens the Engine DB of a read-only command, WithoutWarehouse: a
 // SQLite Engine DB that does not exist is not created (exit 3), and the
@@ -119,6 +125,11 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 		return nil, err
 	}
 	set.log.Debug("connected to the Engine DB", "kind", db.Kind().Label(), "schema", db.Schema())
+	if set.sharedPool {
+		// The server's runs read and write at once: bound their
+		// connections, which would otherwise grow with the runs.
+		db.SQL().SetMaxOpenConns(serverConns(cfg.Orchestration.MaxParallelTasks))
+	}
 	if set.reading {
 		if err := inspect.Ready(ctx, db); err != nil {
 			db.Close()
@@ -137,6 +148,11 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 	}
 	return p, nil
 }
+
+// serverConns is how many Engine DB connections a server with the worker
+// pool opens at most: the workers' attempts, the runs' reads, and the
+// overseer lock and event listener, which hold one each for good.
+func serverConns(workers int) int { return 4*workers + 16 }
 
 // existing refuses a SQLite Engine DB file that does not exist.
 func existing(o engine.Options) error {

@@ -38,6 +38,9 @@ func (p *Project) supervisorOptions() run.Options {
 		OnBreach:        slaMail(cfg, p.mail),
 		Logger:          p.set.log,
 	}
+	if p.set.sharedPool {
+		opts.Pool, opts.Reconciled = run.NewPool(o.MaxParallelTasks), true
+	}
 	if o.Retries != nil {
 		opts.Defaults.Retries = *o.Retries
 	}

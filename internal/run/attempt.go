@@ -71,6 +71,9 @@ type result struct {
 	// an injected fault before binding, an Engine DB error); the attempt's
 	// own failure is not an error.
 	err error
+	// notStarted says the attempt never started: the run wound down while
+	// it waited for a worker of the shared Pool.
+	notStarted bool
 }
 
 // execute binds, runs and records one attempt in this goroutine. ctx ends

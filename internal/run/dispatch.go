@@ -66,6 +66,10 @@ type dispatcher struct {
 	// startNothing settles the run without starting any task: a
 	// --finalize-only step.
 	startNothing bool
+	// wind, closed, winds the run down: nothing more starts and the running
+	// attempts are waited for until the context ends (see Execute); nil for
+	// a foreground run.
+	wind <-chan struct{}
 	// bypassed are the GATE_BYPASS reasons of the run and its tasks, for
 	// the run's summary.
 	bypassed []string
@@ -97,6 +101,11 @@ const checkEvery = time.Second
 // SKIPPED. It returns the outcome, or an error when nothing could be
 // recorded or the run could not go on. Remote mode refuses it.
 func (s *Supervisor) RunPipeline(ctx context.Context, req Request) (Outcome, error) {
+	return s.runPipeline(ctx, req, nil)
+}
+
+// runPipeline is RunPipeline, wound down when wind is closed (see Execute).
+func (s *Supervisor) runPipeline(ctx context.Context, req Request, wind <-chan struct{}) (Outcome, error) {
 	if s.opts.Remote {
 		return Outcome{}, exit.Fieldf(exit.RunRefused,
 			"Orchestration.Mode is remote: the orchestrator runs one task at a time with {task}, between {init_only} and {finalize_only}; only local mode runs a whole pipeline")
@@ -110,7 +119,9 @@ func (s *Supervisor) RunPipeline(ctx context.Context, req Request) (Outcome, err
 		return out, err
 	}
 	owner := NewOwner()
-	b, err := s.bindRun(ctx, g, start{req: req, owner: owner, gated: !req.Force, kind: TriggerManual, key: req.RunKey, date: req.RunDate})
+	bctx, stopWait := windContext(ctx, wind)
+	b, err := s.bindRun(bctx, g, start{req: req, owner: owner, gated: !req.Force, kind: TriggerManual, key: req.RunKey, date: req.RunDate})
+	stopWait()
 	if err != nil {
 		return out, err
 	}
@@ -118,7 +129,7 @@ func (s *Supervisor) RunPipeline(ctx context.Context, req Request) (Outcome, err
 		return out, nil
 	}
 	d := s.dispatcher(g, policies, b.run, owner)
-	d.force = req.Force
+	d.force, d.wind = req.Force, wind
 	if b.bypass != "" {
 		d.bypassed = append(d.bypassed, b.bypass)
 	}
@@ -194,6 +205,8 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 			look.fired = true
 		case <-ctx.Done():
 			return d.interrupted(out, context.Cause(ctx))
+		case <-d.wind:
+			return d.windDown(ctx, out)
 		case <-renew.C:
 			if err := d.renew(); exit.Is(err, exit.StaleTransition) {
 				return out, d.abandon(err)
@@ -364,7 +377,15 @@ func (d *dispatcher) start(t *task, q queued) {
 	t.st = running
 	d.running++
 	sl := slot{run: d.run, g: d.g, task: t.t, policy: t.policy, force: d.force, queued: q}
-	go func() { d.results <- d.s.execute(d.attempts, sl) }()
+	go func() {
+		pool := d.s.opts.Pool
+		if !pool.acquire(d.attempts, d.wind) {
+			d.results <- result{task: t.t, notStarted: true}
+			return
+		}
+		defer pool.release()
+		d.results <- d.s.execute(d.attempts, sl)
+	}()
 }
 
 // settle applies a finished attempt to its task.
@@ -375,6 +396,10 @@ func (d *dispatcher) settle(ctx context.Context, r result) error {
 		t.hasRow = true
 	}
 	switch {
+	case r.notStarted:
+		// No worker was free before the run wound down: the task is as
+		// it was, for the next supervisor to start.
+		t.st = pending
 	case exit.Is(r.err, exit.StaleTransition):
 		// Someone else changed the task meanwhile: take it as it is now.
 		d.s.log.Warn("a task changed under the supervisor", "task", t.t.Code, "error", r.err)

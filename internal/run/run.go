@@ -38,6 +38,14 @@ type Options struct {
 	Warehouse Warehouses
 	// MaxParallel bounds the attempts running at once; zero means 8.
 	MaxParallel int
+	// Pool, when set, is the worker pool every run of this supervisor
+	// shares (the server's, of MaxParallel workers); nil gives each run
+	// its own MaxParallel.
+	Pool *Pool
+	// Reconciled says a reconciler of this process reconciles every
+	// pipeline on its own (the server's): runs do not reconcile their
+	// pipeline before they start.
+	Reconciled bool
 	// Defaults are Orchestration's time limit and retries.
 	Defaults Defaults
 	// LogDir holds the attempt logs (Orchestration.Log_dir).
@@ -245,8 +253,10 @@ func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*
 			return true, nil
 		}
 	}
-	if _, err := s.Reconcile(ctx, Scope{PipelineCode: g.Pipeline.Code}); err != nil {
-		return false, err
+	if !s.opts.Reconciled {
+		if _, err := s.Reconcile(ctx, Scope{PipelineCode: g.Pipeline.Code}); err != nil {
+			return false, err
+		}
 	}
 	return false, s.preflight(ctx, tasks)
 }

@@ -52,8 +52,9 @@ func insertRun(ctx context.Context, tx *wtx, r newRun) (int64, error) {
 
 // admitRun moves a QUEUED run of the pipeline to IN-PROGRESS under owner's
 // lease, or with no owner when owner is "" (a run started for an
-// orchestrator or a later supervisor). Another active run of the pipeline
-// makes it stale: the database allows one.
+// orchestrator or a later supervisor, which is told on the events channel).
+// Another active run of the pipeline makes it stale: the database allows
+// one.
 func admitRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, now time.Time) error {
 	var holder, lease any
 	if owner != "" {
@@ -69,7 +70,10 @@ func admitRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, 
 		return stale(runsTable, id, "start", "no other "+RunInProgress+" run of the pipeline",
 			fmt.Sprintf("another process started pipeline_run_id=%d", other))
 	}
-	return runCAS(ctx, tx, res, err, id, "start", "status QUEUED")
+	if err := runCAS(ctx, tx, res, err, id, "start", "status QUEUED"); err != nil || owner != "" {
+		return err
+	}
+	return tx.Notify(ctx, engine.EventQueued)
 }
 
 // activeRunOf returns the IN-PROGRESS run of the pipeline, 0 when none.
@@ -205,6 +209,9 @@ func cancelRun(ctx context.Context, tx *wtx, id int64, from string, now time.Tim
 			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($9, $10))`,
 		id, RunCancelled, tx.TimeArg(now), a.Name, string(a.Kind), from, RunQueued, RunInProgress, AttemptClaimed, AttemptRunning)
 	if err := runCAS(ctx, tx, res, err, id, "cancel", "status "+from+" and no claimed or running attempt"); err != nil {
+		return err
+	}
+	if err := tx.Notify(ctx, engine.EventCancelled); err != nil {
 		return err
 	}
 	return gate.SettleWaits(ctx, tx.Tx, id)

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/etl-craft/etl-craft/internal/project"
+	"github.com/etl-craft/etl-craft/internal/server"
+)
+
+func (a *app) serverCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "server",
+		Short: "Run the pipelines on their schedules and supervise every local run, until SIGTERM or SIGINT",
+		Long: "server is the one overseer of the Engine DB. It records each due schedule tick of the active\n" +
+			"pipelines as a QUEUED run (RUN_KEY schedule:<UTC instant>), admits the oldest QUEUED run of each\n" +
+			"pipeline through its pipeline gate, runs the tasks of every run it owns in one worker pool of\n" +
+			"Orchestration.Max_parallel_tasks, takes up runs made by run --init-only and runs whose process\n" +
+			"died, and reconciles expired leases. A second server exits at once (exit 14), naming the\n" +
+			"overseer. SIGTERM or Ctrl-C stops new dispatch and gives running tasks\n" +
+			"Orchestration.Shutdown_grace_seconds before they are stopped; unfinished runs stay IN-PROGRESS.\n" +
+			"Local mode only.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := a.start(cmd, project.ForServer())
+			if err != nil {
+				return err
+			}
+			defer s.p.Close()
+			a.record(s.ctx, s.db, cmd, "", "")
+			return server.Run(s.ctx, server.Options{Project: s.p, Version: Version, Logger: a.logger(),
+				Started: func(id int64, addr string) {
+					a.printf("overseer_id=%d started\n", id)
+					if addr != "" {
+						a.printf("api=http://%s\n", addr)
+					}
+				}})
+		},
+	}
+}

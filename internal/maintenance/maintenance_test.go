@@ -1,0 +1,127 @@
+package maintenance_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/actor"
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/maintenance"
+	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+)
+
+func acting() context.Context {
+	return actor.With(context.Background(), actor.Actor{Name: "ops@host", Kind: actor.Human})
+}
+
+// The leader lock admits one holder per Engine DB; the overseer row is
+// written at start, its heartbeat refreshed, and its stop recorded. A second
+// leader is refused naming the first's row, and takes over once it stopped.
+func TestLeaderAndHeartbeat(t *testing.T) {
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := acting()
+		first := &maintenance.Leader{DB: db}
+		if err := first.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hb := &maintenance.Heartbeat{DB: db, Version: "test", Every: 20 * time.Millisecond}
+		if err := hb.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		second := &maintenance.Leader{DB: db}
+		err := second.Start(ctx)
+		if exit.CodeOf(err) != exit.LockTimeout || !strings.Contains(err.Error(), "overseer_id=1 host=") {
+			t.Fatalf("a second leader: %v", err)
+		}
+		beat := func() time.Time {
+			var at engine.Time
+			if err := db.QueryRowContext(ctx, "SELECT HEARTBEAT_AT FROM AUD_OVERSEERS WHERE OVERSEER_ID = 1").Scan(&at); err != nil {
+				t.Fatal(err)
+			}
+			return at.Time
+		}
+		started := beat()
+		deadline := time.Now().Add(10 * time.Second)
+		for !beat().After(started) {
+			if time.Now().After(deadline) {
+				t.Fatal("the heartbeat was never refreshed")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		hb.Stop()
+		first.Stop()
+		var by, kind string
+		if err := db.QueryRowContext(ctx, "SELECT STOPPED_BY, STOPPED_BY_KIND FROM AUD_OVERSEERS WHERE OVERSEER_ID = 1 AND STOPPED_AT IS NOT NULL").
+			Scan(&by, &kind); err != nil || by != "ops@host" || kind != "HUMAN" {
+			t.Fatalf("stop recorded as %q %q: %v", by, kind, err)
+		}
+		if err := second.Start(ctx); err != nil {
+			t.Fatalf("the second leader after the first stopped: %v", err)
+		}
+		second.Stop()
+	})
+}
+
+// The ticker sees a schedule set without a restart: the due tick becomes a
+// run, recorded once however many passes see it.
+func TestTickerFollowsMetadataChanges(t *testing.T) {
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := acting()
+		b := pipelinetest.New(t, db)
+		b.Pipeline("TK", "FULL")
+		queued := make(chan struct{}, 10)
+		tk := &maintenance.Ticker{DB: db, Every: 20 * time.Millisecond, Queued: func() { queued <- struct{}{} }}
+		if err := tk.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer tk.Stop()
+		runs := func() int {
+			var n int
+			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE TRIGGER_KIND = 'SCHEDULE' AND STATUS = 'QUEUED'").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
+		if n := runs(); n != 0 {
+			t.Fatalf("%d runs of an unscheduled pipeline", n)
+		}
+		start := time.Now().UTC().Format(time.DateOnly)
+		b.Exec("UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 0 * * *', SCHEDULE_TIMEZONE = 'UTC', SCHEDULE_START_DATE = $1 WHERE PIPELINE_CODE = 'TK'", start)
+		select {
+		case <-queued:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the new schedule was not seen")
+		}
+		time.Sleep(100 * time.Millisecond)
+		var key string
+		if err := db.QueryRowContext(ctx, "SELECT RUN_KEY FROM AUD_PIPELINES_RUN_LOG").Scan(&key); err != nil || runs() != 1 ||
+			key != "schedule:"+start+"T00:00:00+00:00" {
+			t.Fatalf("runs %d, key %q: %v", runs(), key, err)
+		}
+	})
+}
+
+// On PostgreSQL the overseer lock survives a database whose
+// idle_in_transaction_session_timeout would end an idle transaction.
+func TestLeaderOutlivesIdleTransactionTimeout(t *testing.T) {
+	db := pipelinetest.DB(t, engine.Postgres)
+	ctx := acting()
+	if _, err := db.ExecContext(ctx, "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = 200', current_database()); END $$"); err != nil {
+		t.Fatal(err)
+	}
+	db.SQL().SetMaxIdleConns(0) // new connections read the database's setting
+	db.SQL().SetMaxIdleConns(8)
+	first := &maintenance.Leader{DB: db}
+	if err := first.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop()
+	time.Sleep(600 * time.Millisecond)
+	if err := (&maintenance.Leader{DB: db}).Start(ctx); exit.CodeOf(err) != exit.LockTimeout {
+		t.Fatalf("a second leader after the idle timeout: %v", err)
+	}
+}

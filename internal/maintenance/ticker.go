@@ -1,0 +1,202 @@
+package maintenance
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/actor"
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/run"
+	"github.com/etl-craft/etl-craft/internal/schedule"
+)
+
+// TickEvery is how often the ticker looks for due ticks.
+const TickEvery = time.Second
+
+// ScheduleActor is who records scheduled runs: the schedule.
+var ScheduleActor = actor.Actor{Name: "schedule", Kind: actor.Schedule}
+
+// Ticker records the due schedule ticks of the active, unpaused pipelines
+// as runs (run.RecordTick), planned by schedule.Timetable.Due: QUEUED, or
+// SKIPPED when missed or overlapping. It rereads the pipelines' schedule
+// settings whenever CFG_ rows changed (AUD_METADATA_CHANGES grew), so a new
+// pipeline or a changed schedule needs no restart, and reads a pipeline's
+// runs only when its next tick is due.
+type Ticker struct {
+	DB *engine.DB
+	// Zone is Orchestration.Timezone, for schedules without
+	// SCHEDULE_TIMEZONE.
+	Zone   *time.Location
+	Logger *slog.Logger
+	// Queued is called after each run queued, so that the server admits it
+	// while the pass goes on; nil for none.
+	Queued func()
+	// Every overrides TickEvery (tests, benchmarks); zero means TickEvery.
+	Every time.Duration
+
+	version int64
+	plans   map[int64]*planned
+	loop    loop
+}
+
+// planned is one scheduled pipeline in the ticker.
+type planned struct {
+	code string
+	tt   schedule.Timetable
+	// next is when the pipeline has its next tick; zero until its runs
+	// were first read.
+	next time.Time
+}
+
+// Name names the service.
+func (t *Ticker) Name() string { return "schedule ticker" }
+
+// Start runs a first pass, then one every TickEvery.
+func (t *Ticker) Start(ctx context.Context) error {
+	t.version = -1
+	t.loop = loop{every: t.Every, work: t.pass}
+	if t.loop.every <= 0 {
+		t.loop.every = TickEvery
+	}
+	t.loop.start(ctx)
+	return nil
+}
+
+// Stop ends the ticker.
+func (t *Ticker) Stop() { t.loop.stop() }
+
+// pass records the ticks due now.
+func (t *Ticker) pass(ctx context.Context) {
+	log := logger(t.Logger)
+	if err := t.refresh(ctx); err != nil {
+		if ctx.Err() == nil {
+			log.Warn("could not read the pipelines' schedules; trying again", "error", err)
+		}
+		return
+	}
+	paused, err := PausedPipelines(ctx, t.DB)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("could not read the pipelines' pauses; trying again", "error", err)
+		}
+		return
+	}
+	now := time.Now()
+	for id, p := range t.plans {
+		if paused[id] || (!p.next.IsZero() && now.Before(p.next)) || ctx.Err() != nil {
+			continue
+		}
+		if err := t.record(ctx, id, p, now); err != nil {
+			log.Warn("could not record a schedule tick; trying again", "pipeline", p.code, "error", err)
+		}
+	}
+}
+
+// record plans the pipeline's due ticks and records them, each in its own
+// commit.
+func (t *Ticker) record(ctx context.Context, id int64, p *planned, now time.Time) error {
+	ctx = actor.With(ctx, ScheduleActor)
+	st, err := run.ReadTickState(ctx, t.DB, id)
+	if err != nil {
+		return err
+	}
+	plan := p.tt.Due(now, st.Last, st.Busy)
+	for _, tick := range plan.Ticks {
+		runID, created, err := run.RecordTick(ctx, t.DB, id, tick)
+		if err != nil {
+			return err
+		}
+		if !created {
+			continue
+		}
+		status := run.RunQueued
+		if tick.Skipped {
+			status = run.RunSkipped
+		} else if t.Queued != nil {
+			t.Queued()
+		}
+		logger(t.Logger).Info("schedule tick", "pipeline", p.code, "pipeline_run_id", runID, "run_key", tick.RunKey,
+			"status", status, "reason", tick.Reason)
+	}
+	p.next = plan.Next
+	return nil
+}
+
+// refresh rereads the schedule settings when the CFG_ tables changed since
+// the last read. A pipeline whose settings do not check is logged and left
+// out; one whose settings did not change keeps its next tick.
+func (t *Ticker) refresh(ctx context.Context) error {
+	var version int64
+	if err := t.DB.QueryRowContext(ctx, "SELECT coalesce(max(CHANGE_ID), 0) FROM AUD_METADATA_CHANGES").Scan(&version); err != nil {
+		return exit.Wrap(exit.EngineDB, err, "could not read AUD_METADATA_CHANGES")
+	}
+	if version == t.version {
+		return nil
+	}
+	all, err := pipeline.List(ctx, t.DB)
+	if err != nil {
+		return err
+	}
+	created, err := createDates(ctx, t.DB)
+	if err != nil {
+		return err
+	}
+	plans := map[int64]*planned{}
+	for _, p := range all {
+		if p.RunSchedule == "" {
+			continue
+		}
+		tt, err := schedule.NewTimetable(schedule.Settings{RunSchedule: p.RunSchedule, Timezone: p.ScheduleTimezone,
+			StartDate: p.ScheduleStartDate, Catchup: p.Catchup, MaxCatchupRuns: p.MaxCatchupRuns,
+			OverlapPolicy: p.OverlapPolicy, Created: created[p.ID]}, t.Zone)
+		if err != nil {
+			logger(t.Logger).Warn("the pipeline's schedule is not valid; it is not scheduled until it is fixed",
+				"pipeline", p.Code, "error", err)
+			continue
+		}
+		// Every pipeline is planned again: its settings may have changed.
+		plans[p.ID] = &planned{code: p.Code, tt: tt}
+	}
+	t.plans, t.version = plans, version
+	return nil
+}
+
+// createDates returns the CREATE_DATE of every active pipeline.
+func createDates(ctx context.Context, db *engine.DB) (map[int64]time.Time, error) {
+	rows, err := db.QueryContext(ctx, "SELECT PIPELINE_ID, CREATE_DATE FROM CFG_PIPELINES WHERE ACTIVE_FLAG = 'Y'")
+	if err != nil {
+		return nil, exit.Wrap(exit.EngineDB, err, "could not read CFG_PIPELINES")
+	}
+	defer rows.Close()
+	out := map[int64]time.Time{}
+	for rows.Next() {
+		var id int64
+		var at engine.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read CFG_PIPELINES")
+		}
+		out[id] = at.Time
+	}
+	return out, rows.Err()
+}
+
+// PausedPipelines returns the ids of the pipelines with an open pause.
+func PausedPipelines(ctx context.Context, db *engine.DB) (map[int64]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT PIPELINE_ID FROM AUD_PIPELINE_PAUSES WHERE RESUMED_AT IS NULL")
+	if err != nil {
+		return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_PIPELINE_PAUSES")
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_PIPELINE_PAUSES")
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}

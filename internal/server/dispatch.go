@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/maintenance"
+	"github.com/etl-craft/etl-craft/internal/run"
+)
+
+// openRun is a QUEUED or IN-PROGRESS run of an active pipeline.
+type openRun struct {
+	id, pipelineID int64
+	code, status   string
+	trigger        string
+	owner          string
+}
+
+// settle is how long a QUEUED run that another command recorded (not a
+// schedule tick) stays QUEUED before the server admits it: the command that
+// recorded it admits it itself at once (run, run --init-only), and the
+// server must not take it from under that command.
+const settle = PollEvery
+
+// dispatch starts the execution of each pipeline's next run: its unowned
+// IN-PROGRESS run (one made by run --init-only, or released after its holder
+// died), else its oldest QUEUED run when no sibling run is active. Runs held
+// by another live process, paused pipelines and pipelines whose run this
+// server executes already are left alone, and so is a QUEUED run another
+// command recorded, until it has stayed QUEUED for settle.
+func (s *Server) dispatch(ctx context.Context) error {
+	runs, err := openRuns(ctx, s)
+	if err != nil {
+		return err
+	}
+	paused, err := maintenance.PausedPipelines(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	next := map[int64]openRun{}
+	held := map[int64]bool{}
+	for _, r := range runs {
+		switch {
+		case r.status == run.RunInProgress && r.owner != "":
+			held[r.pipelineID] = true
+		case r.status == run.RunInProgress:
+			next[r.pipelineID] = r // the one active run takes precedence
+		default:
+			if cur, ok := next[r.pipelineID]; !ok || (cur.status == run.RunQueued && r.id < cur.id) {
+				next[r.pipelineID] = r
+			}
+		}
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[int64]time.Time{}
+	for pid, r := range next {
+		_, busy := s.active[pid]
+		if busy || held[pid] || paused[pid] || now.Before(s.failed[r.id]) {
+			continue
+		}
+		if r.status == run.RunQueued && r.trigger != run.TriggerSchedule {
+			first, ok := s.seen[r.id]
+			if !ok {
+				first = now
+			}
+			if seen[r.id] = first; now.Sub(first) < settle {
+				continue
+			}
+		}
+		s.active[pid] = r.id
+		s.runs.Add(1)
+		go s.execute(r)
+	}
+	s.seen = seen
+	return nil
+}
+
+// execute runs one run to its end, or until the server winds down.
+func (s *Server) execute(r openRun) {
+	defer s.runs.Done()
+	out, err := s.sup.Execute(s.hard, run.Request{PipelineCode: r.code, RunID: r.id}, s.wind)
+	s.mu.Lock()
+	delete(s.active, r.pipelineID)
+	if err != nil {
+		s.failed[r.id] = time.Now().Add(retryAfter)
+	} else {
+		delete(s.failed, r.id)
+	}
+	s.mu.Unlock()
+	switch {
+	case err != nil && exit.Is(err, exit.RunState):
+		s.log.Info("the run was not executed", "pipeline", r.code, "pipeline_run_id", r.id, "reason", err)
+	case err != nil:
+		s.log.Error("the run could not be executed; trying again later", "pipeline", r.code, "pipeline_run_id", r.id,
+			"retry_in", retryAfter.String(), "error", err)
+	default:
+		s.log.Info("run", "pipeline", r.code, "pipeline_run_id", out.RunID, "status", out.Status, "detail", out.Detail)
+	}
+	s.Wake() // the pipeline's next run may start now
+}
+
+// openRuns reads the QUEUED and IN-PROGRESS runs of the active pipelines,
+// oldest first. Backfill runs are the backfill command's own.
+func openRuns(ctx context.Context, s *Server) ([]openRun, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT r.PIPELINE_RUN_ID, r.PIPELINE_ID, p.PIPELINE_CODE, r.STATUS, r.TRIGGER_KIND, r.OWNER_ID
+		FROM AUD_PIPELINES_RUN_LOG r JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID AND p.ACTIVE_FLAG = 'Y'
+		WHERE r.STATUS IN ($1, $2) AND r.BACKFILL = 'N' ORDER BY r.PIPELINE_RUN_ID`, run.RunQueued, run.RunInProgress)
+	if err != nil {
+		return nil, exit.Wrap(exit.EngineDB, err, "could not read the open runs")
+	}
+	defer rows.Close()
+	var out []openRun
+	for rows.Next() {
+		var r openRun
+		var owner sql.NullString
+		if err := rows.Scan(&r.id, &r.pipelineID, &r.code, &r.status, &r.trigger, &owner); err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read the open runs")
+		}
+		r.owner = owner.String
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

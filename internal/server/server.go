@@ -1,0 +1,232 @@
+// Package server is `etl-craft server`: the one overseer of an Engine DB.
+// It assembles the background services of internal/maintenance (leader
+// lock, overseer heartbeat, reconciler, schedule ticker) and runs the main
+// loop that admits QUEUED runs and executes every run it owns through the
+// supervisor's shared worker pool, until its context ends; then it winds
+// down within the shutdown grace. An optional HTTP handler (the API) is
+// served beside it.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/maintenance"
+	"github.com/etl-craft/etl-craft/internal/project"
+	"github.com/etl-craft/etl-craft/internal/run"
+)
+
+// PollEvery is how often the main loop looks for work when nothing wakes it.
+const PollEvery = time.Second
+
+// retryAfter is how long a run that could not be executed waits before the
+// server tries it again.
+const retryAfter = 10 * time.Second
+
+// HTTP limits of the API listener.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	IdleTimeout       = 120 * time.Second
+	// MaxBodyBytes bounds a request body.
+	MaxBodyBytes = 1 << 20
+)
+
+// Options configure a server.
+type Options struct {
+	// Project is the open program; its supervisor must have been opened
+	// project.ForServer, so that runs share one worker pool.
+	Project *project.Project
+	// Version is this build's version, for AUD_OVERSEERS.
+	Version string
+	// Handler, when set, is served on Orchestration.Api_address (the HTTP
+	// API) for as long as the server runs.
+	Handler http.Handler
+	// Logger receives the server's records; nil discards them.
+	Logger *slog.Logger
+	// Started, when set, is called once the server is the overseer, with its
+	// OVERSEER_ID and the API's address ("" without a Handler).
+	Started func(overseerID int64, apiAddress string)
+}
+
+// Server is one overseer.
+type Server struct {
+	opts Options
+	db   *engine.DB
+	sup  *run.Supervisor
+	log  *slog.Logger
+	wake chan struct{}
+	// wind is closed when the server stops: runs start nothing more.
+	wind chan struct{}
+	// hard ends the runs' attempts once the grace has passed.
+	hard context.Context
+
+	mu sync.Mutex
+	// active are the pipelines whose run this server executes, by id.
+	active map[int64]int64
+	// failed holds runs that could not be executed, until when to retry.
+	failed map[int64]time.Time
+	// seen holds when the server first saw each QUEUED run that waits to
+	// settle (see dispatch).
+	seen map[int64]time.Time
+	runs sync.WaitGroup
+}
+
+// Run is the server: it becomes the overseer (or fails at once, exit 14,
+// naming the overseer that is), starts the services, and supervises until
+// ctx ends (SIGTERM or SIGINT). Then it stops dispatching, gives running
+// tasks Orchestration.Shutdown_grace_seconds to finish, stops the rest,
+// leaves unfinished runs IN-PROGRESS, records its stop and returns nil.
+func Run(ctx context.Context, opts Options) error {
+	p := opts.Project
+	if p.Config.Orchestration.Mode == config.ModeRemote {
+		return exit.Errorf(exit.RunRefused,
+			"Orchestration.Mode is remote: the orchestrator runs the tasks, so there is nothing for a server to supervise; only local mode runs a server")
+	}
+	s := &Server{opts: opts, db: p.DB, sup: p.Supervisor(), log: opts.Logger, wake: make(chan struct{}, 1),
+		wind: make(chan struct{}), active: map[int64]int64{}, failed: map[int64]time.Time{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	leader := &maintenance.Leader{DB: s.db}
+	heartbeat := &maintenance.Heartbeat{DB: s.db, Version: opts.Version, Logger: s.log}
+	services := []maintenance.Service{leader, heartbeat,
+		&maintenance.Reconciler{Supervisor: s.sup, Logger: s.log, Released: s.Wake},
+		&maintenance.Ticker{DB: s.db, Zone: p.Config.Orchestration.Location, Logger: s.log, Queued: s.Wake},
+	}
+	var started []maintenance.Service
+	stopServices := func() {
+		for i := len(started) - 1; i >= 0; i-- {
+			started[i].Stop()
+		}
+	}
+	for _, svc := range services {
+		if err := svc.Start(ctx); err != nil {
+			stopServices()
+			return err
+		}
+		started = append(started, svc)
+	}
+	api, addr, err := s.serveAPI()
+	if err != nil {
+		stopServices()
+		return err
+	}
+	s.log.Info("the server is the overseer", "overseer_id", heartbeat.ID(), "pool", p.Config.Orchestration.MaxParallelTasks)
+	if opts.Started != nil {
+		opts.Started(heartbeat.ID(), addr)
+	}
+	hard, stopHard := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopHard(nil)
+	s.hard = hard
+	go s.listen(ctx)
+	s.loop(ctx)
+
+	grace := time.Duration(p.Config.Orchestration.ShutdownGraceSeconds) * time.Second
+	s.log.Info("stopping: no new dispatch; running tasks have the shutdown grace", "grace", grace.String())
+	close(s.wind)
+	if api != nil {
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace+time.Second)
+		api.Shutdown(shut)
+		cancel()
+	}
+	done := make(chan struct{})
+	go func() { s.runs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		stopHard(errors.New("the shutdown grace has passed"))
+		<-done
+	}
+	// The heartbeat records the stop, then the leader lets a successor in.
+	stopServices()
+	s.log.Info("the server stopped", "overseer_id", heartbeat.ID())
+	return nil
+}
+
+// Wake makes the main loop look for work now.
+func (s *Server) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop admits and executes runs every PollEvery, and whenever woken, until
+// ctx ends.
+func (s *Server) loop(ctx context.Context) {
+	t := time.NewTicker(PollEvery)
+	defer t.Stop()
+	for {
+		if err := s.dispatch(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("could not read the runs to supervise; trying again", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.wake:
+		}
+	}
+}
+
+// listen wakes the main loop on each notification of the engine's events
+// channel (PostgreSQL); without events it returns at once and the loop
+// polls.
+func (s *Server) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		l, err := s.db.Listen(ctx)
+		if l == nil && err == nil {
+			return
+		}
+		for err == nil {
+			if _, err = l.Wait(ctx); err == nil {
+				s.Wake()
+			}
+		}
+		l.Close()
+		if ctx.Err() == nil {
+			s.log.Warn("listening for engine events failed; polling every second meanwhile", "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(PollEvery):
+			}
+		}
+	}
+}
+
+// serveAPI listens on Orchestration.Api_address when a Handler is set.
+func (s *Server) serveAPI() (*http.Server, string, error) {
+	if s.opts.Handler == nil {
+		return nil, "", nil
+	}
+	addr := s.opts.Project.Config.Orchestration.APIAddress
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", exit.Wrap(exit.Configuration, err, "Orchestration.Api_address %s: the HTTP API cannot listen there", addr)
+	}
+	h := s.opts.Handler
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+			h.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		IdleTimeout:       IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("the HTTP API stopped", "error", err)
+		}
+	}()
+	s.log.Info("serving the HTTP API", "address", ln.Addr().String())
+	return srv, ln.Addr().String(), nil
+}
