@@ -77,9 +77,11 @@ const duckdbWarehouse = "  Name: DuckDB\n  dev:\n    jdbc_url: jdbc:duckdb:wareh
 
 // connectorYAML is a craft-connector.yml in local mode whose secrets come
 // from the environment, with the Engine's dev profile block engineBlock (its
-// lines indented four spaces) and the Warehouse section's body.
+// lines indented four spaces) and the Warehouse section's body. A server
+// started in it serves its API on a free loopback port, so that tests run
+// side by side.
 func connectorYAML(engineBlock, warehouse string) string {
-	return "Secrets:\n  Source_type: environment\n  Profile: dev\n\nOrchestration:\n  Mode: local\n\n" +
+	return "Secrets:\n  Source_type: environment\n  Profile: dev\n\nOrchestration:\n  Mode: local\n  Api_address: 127.0.0.1:0\n\n" +
 		"Engine:\n  dev:\n" + engineBlock + "\n" + "Warehouse:\n" + warehouse
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/server"
+	"github.com/etl-craft/etl-craft/internal/server/api"
 )
 
 func (a *app) serverCommand() *cobra.Command {
@@ -28,6 +29,7 @@ func (a *app) serverCommand() *cobra.Command {
 			defer s.p.Close()
 			a.record(s.ctx, s.db, cmd, "", "")
 			return server.Run(s.ctx, server.Options{Project: s.p, Version: Version, Logger: a.logger(),
+				Handler: api.New(s.p, api.WithLogger(a.logger())),
 				Started: func(id int64, addr string) {
 					a.printf("overseer_id=%d started\n", id)
 					if addr != "" {

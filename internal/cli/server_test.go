@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,6 +22,8 @@ type daemon struct {
 	cmd    *exec.Cmd
 	stderr *strings.Builder
 	done   chan struct{}
+	// api is the base URL of the server's HTTP API.
+	api string
 }
 
 // startServer starts `etl-craft server` and waits until it is the overseer
@@ -38,17 +42,21 @@ func startServer(t *testing.T, p *project) *daemon {
 	}
 	started := make(chan string, 1)
 	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		started <- line
-		io.Copy(io.Discard, out)
+		r := bufio.NewReader(out)
+		line, _ := r.ReadString('\n')
+		api, _ := r.ReadString('\n')
+		started <- line + api
+		io.Copy(io.Discard, r)
 	}()
 	go func() { cmd.Wait(); close(d.done) }()
 	t.Cleanup(func() { cmd.Process.Kill(); <-d.done })
 	select {
 	case line := <-started:
-		if !strings.HasPrefix(line, "overseer_id=") {
+		overseer, api, _ := strings.Cut(line, "\n")
+		if !strings.HasPrefix(overseer, "overseer_id=") || !strings.HasPrefix(api, "api=http://") {
 			t.Fatalf("the server printed %q; stderr:\n%s", line, d.stderr)
 		}
+		d.api = strings.TrimSpace(strings.TrimPrefix(api, "api="))
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the server did not start; stderr:\n%s", d.stderr)
 	}
@@ -388,4 +396,71 @@ func TestAQueuedRunWakesTheServer(t *testing.T) {
 	if len(delays) != 3 || worst >= 0.5 {
 		t.Fatalf("delays from the run's start to its first attempt: %q (s); the LISTEN path starts a run well under the 1 s poll", delays)
 	}
+}
+
+// The HTTP API of a real server: a run triggered with an operator token is
+// executed by that server's overseer to SUCCESS, started by the token's
+// name; a viewer token may read it but not trigger; no token is refused.
+func TestTheServerServesTheAPIAndRunsWhatItTriggers(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, "")
+		p.ok("init-db")
+		p.register("0001_api", sqlPipeline("API", createTable("a", "main.api_a", "SELECT 1 AS id")))
+		tokenOf := func(name, role string) string {
+			r := p.ok("token", "create", "--name", name, "--role", role, "--format", "json")
+			var doc struct {
+				Value string `json:"value"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Value == "" {
+				t.Fatalf("token create: %v %q", err, r.stdout)
+			}
+			return doc.Value
+		}
+		operator, viewer := tokenOf("chat-bot", "operator"), tokenOf("dashboard", "viewer")
+		d := startServer(t, p)
+		call := func(token, method, path, body string) (int, map[string]any) {
+			t.Helper()
+			req, err := http.NewRequest(method, d.api+"/api/v1"+path, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			if body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var doc map[string]any
+			json.NewDecoder(resp.Body).Decode(&doc)
+			return resp.StatusCode, doc
+		}
+		if code, _ := call("", "GET", "/pipelines", ""); code != http.StatusUnauthorized {
+			t.Fatalf("no token: %d", code)
+		}
+		if code, doc := call(viewer, "POST", "/pipelines/API/runs", `{"reason": "from the dashboard"}`); code != http.StatusForbidden {
+			t.Fatalf("a viewer's trigger: %d %v", code, doc)
+		}
+		code, doc := call(operator, "POST", "/pipelines/API/runs", `{"reason": "rerun the mart"}`)
+		id, _ := doc["pipeline_run_id"].(float64)
+		if code != http.StatusAccepted || id == 0 {
+			t.Fatalf("an operator's trigger: %d %v", code, doc)
+		}
+		db := p.db()
+		waitFor(t, db, 1, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1 AND STATUS = 'SUCCESS'", int64(id))
+		if code, doc := call(viewer, "GET", fmt.Sprintf("/runs/%d", int64(id)), ""); code != http.StatusOK || doc["status"] != "SUCCESS" || doc["started_by"] != "chat-bot" {
+			t.Fatalf("the triggered run, read by a viewer: %d %v", code, doc)
+		}
+		if n := count(t, db, "SELECT count(*) FROM AUD_ACTIONS WHERE COMMAND = 'api trigger' AND ACTOR = 'chat-bot'"); n != 1 {
+			t.Fatalf("AUD_ACTIONS holds %d trigger requests", n)
+		}
+		if code := d.stop(); code != 0 {
+			t.Fatalf("the server stopped with %d; stderr:\n%s", code, d.stderr)
+		}
+	})
 }

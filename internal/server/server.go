@@ -35,6 +35,7 @@ const retryAfter = 10 * time.Second
 const (
 	ReadHeaderTimeout = 10 * time.Second
 	IdleTimeout       = 120 * time.Second
+	MaxHeaderBytes    = 16 << 10
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes = 1 << 20
 )
@@ -220,6 +221,7 @@ func (s *Server) serveAPI() (*http.Server, string, error) {
 		}),
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	go func() {

@@ -44,24 +44,6 @@ const MaxBodyBytes = 64 << 10
 // MaxLogBytes is the most bytes of an attempt's log one request returns.
 const MaxLogBytes = 1 << 20
 
-// The listener's limits, which HTTPServer sets. There is no write timeout:
-// a rerun or a backfill answers once its work ended.
-const (
-	ReadHeaderTimeout = 5 * time.Second
-	IdleTimeout       = 2 * time.Minute
-	MaxHeaderBytes    = 16 << 10
-)
-
-// HTTPServer returns the http.Server that serves the handler on addr with
-// the listener's limits; the server's own errors go to log at WARN.
-func HTTPServer(addr string, h http.Handler, log *slog.Logger) *http.Server {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: IdleTimeout, MaxHeaderBytes: MaxHeaderBytes}
-	if log != nil {
-		srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	}
-	return srv
-}
-
 // Option changes how New builds the API.
 type Option func(*server)
 

@@ -89,9 +89,7 @@ func newFixture(t testing.TB, kind engine.Kind) *fixture {
 		t.Fatal(err)
 	}
 	f.b = pipelinetest.New(t, f.p.DB)
-	f.srv = httptest.NewUnstartedServer(nil)
-	f.srv.Config = api.HTTPServer("", api.New(f.p), nil)
-	f.srv.Start()
+	f.srv = httptest.NewServer(api.New(f.p))
 	t.Cleanup(f.srv.Close)
 	f.loadOpenAPI()
 	return f
