@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 )
@@ -85,15 +87,24 @@ func TestQuickstartInAnEmptyFolder(t *testing.T) {
 	}
 	p.opts = engine.Options{Kind: engine.SQLite, Path: filepath.Join(dir, "etl-craft-engine.db")}
 	db := p.db()
-	if n := count(t, db, "SELECT count(*) FROM CFG_TASKS t JOIN CFG_PIPELINES p ON p.PIPELINE_ID = t.PIPELINE_ID WHERE p.PIPELINE_CODE = 'QUICKSTART_SALES'"); n != 5 {
+	if n := count(t, db, "SELECT count(*) FROM CFG_TASKS t JOIN CFG_PIPELINES p ON p.PIPELINE_ID = t.PIPELINE_ID WHERE p.PIPELINE_CODE = 'QUICKSTART_SALES'"); n != 7 {
 		t.Fatalf("%d example tasks", n)
 	}
-	if n := count(t, db, "SELECT count(*) FROM CFG_TASK_DEPENDENCY"); n != 5 {
+	if n := count(t, db, "SELECT count(*) FROM CFG_TASK_DEPENDENCY"); n != 7 {
 		t.Fatalf("%d example dependencies", n)
+	}
+	if n := count(t, db, "SELECT count(*) FROM CFG_PIPELINES WHERE RUN_SCHEDULE = '0 6 * * *' AND SCHEDULE_TIMEZONE = 'UTC'"); n != 1 {
+		t.Fatalf("%d scheduled example pipelines", n)
 	}
 	for _, want := range []string{"QUICKSTART_SALES: pipeline_run_id=1 SUCCESS\n", "large_order\t103\tREPORT\n",
 		"CFG_PIPELINES\twarehouse.main.CFG_PIPELINES\t1\tcreated\n", "AUD_PIPELINES_RUN_LOG\twarehouse.main.AUD_PIPELINES_RUN_LOG\t1\tcreated\n",
-		"PIPELINE_RUN_ID\tSTATUS\tRUN_DATE"} {
+		"AUD_TASK_OFFSET_TRACKER\twarehouse.main.AUD_TASK_OFFSET_TRACKER\t1\tcreated\n",
+		"PIPELINE_RUN_ID\tSTATUS\tRUN_DATE",
+		"The ingestion script ingestion_scripts/load_exchange_rates.py (task load_exchange_rates):\n" +
+			"  loaded 6 rate(s) from data/exchange_rates.csv into main.exchange_rates;\n" +
+			"  its offset (AUD_TASK_OFFSET_TRACKER), where the next run starts reading, is now TEXT 2026-01-07.\n",
+		"QUICKSTART_SALES: RUN_SCHEDULE 0 6 * * *, next tick " + nextSixUTC(time.Now()) + ". To run it on schedule (docs/server.md):\n" +
+			"  etl-craft --config " + filepath.Join(dir, "craft-connector.yml") + " server\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Fatalf("quickstart output lacks %q:\n%s", want, r.stdout)
 		}
@@ -101,12 +112,69 @@ func TestQuickstartInAnEmptyFolder(t *testing.T) {
 	if strings.Contains(r.stderr, "level=INFO") {
 		t.Fatalf("quickstart logged at INFO without --log-level:\n%s", r.stderr)
 	}
+	wh := &project{t: t, dir: dir}
+	rates := "SELECT rate_date || ' ' || currency || ' ' || per_usd FROM main.exchange_rates ORDER BY 1"
+	if got := wh.duckRows(rates); len(got) != 6 || got[0] != "2026-01-05 EUR 0.9312000000" || got[5] != "2026-01-07 GBP 0.7974000000" {
+		t.Fatalf("main.exchange_rates: %q", got)
+	}
+	eur := "SELECT order_date || ' ' || revenue || ' ' || revenue_eur FROM main.daily_revenue_eur ORDER BY 1"
+	if got := wh.duckRows(eur); !slices.Equal(got, []string{"2026-01-05 200.50 186.71", "2026-01-06 352.25 327.13"}) {
+		t.Fatalf("main.daily_revenue_eur: %q", got)
+	}
+
 	r = p.ok("quickstart")
 	if !strings.Contains(r.stdout, "quickstart: reusing the project in "+dir) || !strings.Contains(r.stdout, "pipeline_run_id=2 SUCCESS") ||
-		!strings.Contains(r.stdout, "AUD_PIPELINES_RUN_LOG\twarehouse.main.AUD_PIPELINES_RUN_LOG\t2\n") {
+		!strings.Contains(r.stdout, "AUD_PIPELINES_RUN_LOG\twarehouse.main.AUD_PIPELINES_RUN_LOG\t2\n") ||
+		!strings.Contains(r.stdout, "  found no new rates in data/exchange_rates.csv; its offset (AUD_TASK_OFFSET_TRACKER) stays TEXT 2026-01-07.\n") {
 		t.Fatalf("second quickstart:\n%s", r.stdout)
 	}
 	if n := count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'"); n != 2 {
 		t.Fatalf("%d successful runs", n)
+	}
+	if got := wh.duckRows(rates); len(got) != 6 {
+		t.Fatalf("the second run loaded the rates again: %q", got)
+	}
+
+	// A rate added to the file is loaded by the next run, and moves the offset.
+	csv := filepath.Join(dir, "data", "exchange_rates.csv")
+	b, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(csv, append(b, "2026-01-08,EUR,0.9275\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = p.ok("quickstart")
+	if !strings.Contains(r.stdout, "  loaded 1 rate(s) from data/exchange_rates.csv into main.exchange_rates;\n") ||
+		!strings.Contains(r.stdout, "is now TEXT 2026-01-08.\n") {
+		t.Fatalf("third quickstart:\n%s", r.stdout)
+	}
+}
+
+// nextSixUTC is the first 06:00 UTC after now: the quickstart pipeline's
+// next tick.
+func nextSixUTC(now time.Time) string {
+	next := time.Date(now.Year(), now.Month(), now.Day(), 6, 0, 0, 0, time.UTC)
+	if !next.After(now) {
+		next = next.AddDate(0, 0, 1)
+	}
+	return next.Format("2006-01-02 15:04:05-07:00")
+}
+
+// TestQuickstartWithoutPython: without python3 the quickstart's run fails
+// its script task with an error naming python3 and says so; once python3 is
+// found again, running the quickstart again succeeds.
+func TestQuickstartWithoutPython(t *testing.T) {
+	t.Parallel()
+	p := &project{t: t, dir: t.TempDir()}
+	r := p.run([]string{"PATH=" + t.TempDir()}, "quickstart")
+	if r.code != 1 || !strings.Contains(r.stdout, "QUICKSTART_SALES: pipeline_run_id=1 FAILED — 1 task(s) did not succeed: load_exchange_rates (FAILED)") ||
+		!strings.Contains(r.stdout, "\nload_exchange_rates: the Python interpreter python3 cannot be found: install python3, or set Orchestration.Python\n") ||
+		!strings.Contains(r.stdout, "quickstart: the run failed; fix the cause, run quickstart again, or see\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = p.ok("quickstart")
+	if !strings.Contains(r.stdout, "QUICKSTART_SALES: pipeline_run_id=2 SUCCESS\n") || !strings.Contains(r.stdout, "  loaded 6 rate(s)") {
+		t.Fatalf("quickstart with python3:\n%s", r.stdout)
 	}
 }

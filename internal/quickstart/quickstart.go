@@ -1,7 +1,8 @@
 // Package quickstart writes the example project `etl-craft quickstart`
 // sets up and runs: a craft-connector.yml with a SQLite Engine DB and a
-// DuckDB warehouse in the project folder, and a project migration that
-// registers an example pipeline of SQL tasks.
+// DuckDB warehouse in the project folder, project migrations that register
+// an example pipeline of SQL tasks, a business-rules task, an ingestion
+// script (with the CSV file it reads) and a daily schedule.
 package quickstart
 
 import (
@@ -26,6 +27,11 @@ const Pipeline = "QUICKSTART_SALES"
 // RulesTask is the example pipeline's BUSINESS_RULES task, which flags
 // orders in main.orders (migrations/0002_check_orders.sql).
 const RulesTask = "check_orders"
+
+// ScriptTask is the example pipeline's PYTHON task, which loads the rates of
+// data/exchange_rates.csv after its offset into main.exchange_rates
+// (migrations/0003_load_rates.sql).
+const ScriptTask = "load_exchange_rates"
 
 // Write writes the example project into dir, creating it. Files that exist
 // already are kept as they are, so running it again reuses the project. It

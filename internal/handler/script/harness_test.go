@@ -301,11 +301,18 @@ func (e *env) latest(code string) attempt {
 	return a
 }
 
-// offset is the task's stored offset as "TYPE value", "" when none.
+// offset is the task's stored offset as "TYPE value", "" when none, as
+// script.StoredOffset reads it; it fails the test unless the
+// AUD_TASK_OFFSET_TRACKER row says the same.
 func (e *env) offset(taskID int64) string {
 	e.t.Helper()
-	got := e.engine("SELECT OFFSET_TYPE, OFFSET_VALUE FROM AUD_TASK_OFFSET_TRACKER WHERE TASK_ID = $1", taskID)
-	return strings.Join(got, ",")
+	got, err := script.StoredOffset(context.Background(), e.db, taskID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	row := e.engine("SELECT OFFSET_TYPE, OFFSET_VALUE FROM AUD_TASK_OFFSET_TRACKER WHERE TASK_ID = $1", taskID)
+	want(e.t, "StoredOffset against AUD_TASK_OFFSET_TRACKER", got, strings.Join(row, ","))
+	return got
 }
 
 // want fails the test unless got equals want.

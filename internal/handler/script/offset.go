@@ -29,6 +29,9 @@ type offset struct {
 	Datatype string `json:"datatype"`
 }
 
+// String is the offset as TASK_LOG shows it: "<DATATYPE> <value>".
+func (o offset) String() string { return o.Datatype + " " + o.Value }
+
 // check refuses an offset whose datatype is unknown or whose value is not
 // of it: a NUMBER is a decimal number, a TIMESTAMP an ISO 8601 timestamp of
 // at most microsecond precision.
@@ -82,6 +85,17 @@ func readOffset(ctx context.Context, q engine.Querier, taskID int64) (*offset, e
 		o.Value = *value
 	}
 	return &o, nil
+}
+
+// StoredOffset returns a task's offset as AUD_TASK_OFFSET_TRACKER keeps it,
+// in TASK_LOG's form "<DATATYPE> <value>" (such as "TEXT 2026-01-07"); ""
+// when the task has none.
+func StoredOffset(ctx context.Context, q engine.Querier, taskID int64) (string, error) {
+	o, err := readOffset(ctx, q, taskID)
+	if o == nil || err != nil {
+		return "", err
+	}
+	return o.String(), nil
 }
 
 // sameType refuses an offset whose datatype differs from the stored one.

@@ -243,7 +243,7 @@ func (h *scriptHandler) finish(ctx context.Context, s *session, ret *returned, s
 		r.Reported = append(r.Reported, handler.Reported{Name: k, Value: ret.variables[k]})
 	}
 	if o := ret.offset; o != nil {
-		r.Reported = append(r.Reported, handler.Reported{Name: "OFFSET", Value: o.Datatype + " " + o.Value})
+		r.Reported = append(r.Reported, handler.Reported{Name: "OFFSET", Value: o.String()})
 		taskID, code := s.taskID, t.TaskCode
 		r.OnSuccess = func(ctx context.Context, tx *engine.Tx) error { return writeOffset(ctx, tx, taskID, code, *o) }
 	}
