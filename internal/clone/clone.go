@@ -195,7 +195,7 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 	if err != nil {
 		return nil, err
 	}
-	c := copier{db: db, w: w, kind: opts.Kind, full: opts.Full, progress: opts.Progress}
+	c := copier{db: db, w: w, full: opts.Full, progress: opts.Progress}
 	var out []Table
 	var total int64
 	for _, name := range names {

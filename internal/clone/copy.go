@@ -14,7 +14,6 @@ import (
 type copier struct {
 	db       *engine.DB
 	w        warehouse.Warehouse
-	kind     warehouse.Kind
 	full     bool // every table is replaced in full (--full)
 	progress func(Progress)
 }
@@ -175,7 +174,7 @@ func (c *copier) keep(ctx context.Context, r *readConn, name string, mirror ware
 			key = e.Name
 		}
 	}
-	if k.checksum = checksumQuery(c.kind, c.w, mirror, key, existing); k.checksum == "" {
+	if k.checksum = checksumQuery(c.w, mirror, key, existing); k.checksum == "" {
 		return k, nil
 	}
 	if k.mark, err = r.mark(ctx); err != nil {

@@ -298,14 +298,14 @@ func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mar
 
 // checksumQuery returns the query of a mirror's rows, highest key and
 // checksum over every column it has, or "" on a warehouse without one.
-func checksumQuery(kind warehouse.Kind, w warehouse.Warehouse, mirror warehouse.Table, key string, existing []warehouse.ColumnInfo) string {
+func checksumQuery(w warehouse.Warehouse, mirror warehouse.Table, key string, existing []warehouse.ColumnInfo) string {
 	var cols []string
 	for _, c := range existing {
 		cols = append(cols, w.Quote(c.Name))
 	}
 	list := strings.Join(cols, ", ")
 	k := w.Quote(key)
-	switch kind {
+	switch warehouse.Kind(w.Name()) {
 	case warehouse.DuckDB:
 		return "SELECT count(*), CAST(max(" + k + ") AS VARCHAR), CAST(coalesce(sum(hash(" + list + ")), 0) AS VARCHAR) FROM " + warehouse.Qualify(w, mirror)
 	case warehouse.Postgres:
