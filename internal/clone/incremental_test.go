@@ -96,6 +96,7 @@ func (h *historyMaker) step() string {
 // newRun adds a pipeline with a task and two parameters, and a running run
 // of it with a task run and a first attempt.
 func (h *historyMaker) newRun() string {
+	h.n++
 	code := fmt.Sprintf("P%d", h.n)
 	h.b.Pipeline(code, "FULL")
 	task := h.b.Task(code, "load", "SQL", map[string]string{"SQL_ACTION": "CREATE_TABLE", "NOTE": "first"})
@@ -225,6 +226,93 @@ func TestIncrementalClonesEqualFullClonesAfterEveryStep(t *testing.T) {
 			if !incremental[name] {
 				t.Errorf("%s was never copied incrementally", name)
 			}
+		}
+	})
+}
+
+// A mirror row deleted, one edited and one added by hand in the warehouse
+// each make that table's next copy a full one, which ends equal.
+func TestATamperedMirrorIsCopiedInFull(t *testing.T) {
+	t.Parallel()
+	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
+		tg.exec(t, "CREATE SCHEMA "+fullSchema)
+		h := newHistoryMaker(t, db, 1)
+		h.newRun()
+		h.newRun()
+		cloneAndCompare(t, db, tg, "first clone")
+		for _, c := range []struct{ what, table, stmt string }{
+			{"a row deleted", "AUD_TASK_ATTEMPTS", `DELETE FROM ` + tg.mirror("AUD_TASK_ATTEMPTS") + ` WHERE "ATTEMPT_NUMBER" = 1 AND "TASK_RUN_ID" = (SELECT MIN("TASK_RUN_ID") FROM ` + tg.mirror("AUD_TASK_ATTEMPTS") + `)`},
+			{"a row edited", "CFG_PIPELINES", `UPDATE ` + tg.mirror("CFG_PIPELINES") + ` SET "PIPELINE_NAME" = 'edited by hand' WHERE "PIPELINE_CODE" = 'P1'`},
+			{"a row added", "AUD_ACTIONS", `INSERT INTO ` + tg.mirror("AUD_ACTIONS") + ` ("ACTION_ID", "ACTOR", "COMMAND") VALUES (-1, 'someone', 'by hand')`},
+		} {
+			tg.exec(t, c.stmt)
+			h.step()
+			tables := cloneAndCompare(t, db, tg, c.what)
+			for _, tb := range tables {
+				switch {
+				case tb.Engine == c.table && (tb.Incremental || tb.Why != whyDiffers):
+					t.Errorf("%s in %s: its copy was %s (%s), want full: %s", c.what, tb.Engine, tb.Copy(), tb.Why, whyDiffers)
+				case tb.Engine != c.table && tb.Why != whyNoCapture && !tb.Incremental:
+					t.Errorf("%s in %s: %s was copied in full too: %s", c.what, c.table, tb.Engine, tb.Why)
+				}
+			}
+		}
+	})
+}
+
+// An upgrade that rebuilds a table (SQLite's guarded rebuild; a rewriting
+// ALTER on PostgreSQL), changing its rows without logging them, makes the
+// next copy of that table a full one.
+func TestARebuiltTableIsCopiedInFull(t *testing.T) {
+	t.Parallel()
+	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
+		ctx := actor.With(context.Background(), actor.SystemActor)
+		tg.exec(t, "CREATE SCHEMA "+fullSchema)
+		h := newHistoryMaker(t, db, 2)
+		h.newRun()
+		h.step()
+		cloneAndCompare(t, db, tg, "first clone")
+		cols, err := db.Columns(ctx, actionsName(db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range cols {
+			names = append(names, c.Name)
+		}
+		plan := engine.RebuildPlan{Tables: []engine.RebuiltTable{{Name: "AUD_ACTIONS", Columns: names}}}
+		err = db.RebuildTx(ctx, plan, func(tx *engine.Tx) error {
+			if db.Kind() == engine.Postgres {
+				return tx.ExecRaw(ctx, "ALTER TABLE AUD_ACTIONS ALTER COLUMN HOST TYPE VARCHAR USING upper(HOST)")
+			}
+			var def string
+			if err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_master WHERE name = 'AUD_ACTIONS'").Scan(&def); err != nil {
+				return err
+			}
+			list := strings.Join(names, ", ")
+			for _, s := range []string{
+				strings.Replace(def, "AUD_ACTIONS", "AUD_ACTIONS_NEW", 1),
+				"INSERT INTO AUD_ACTIONS_NEW (" + list + ") SELECT " + strings.Replace(list, "HOST", "upper(HOST)", 1) + " FROM AUD_ACTIONS",
+				"DROP TABLE AUD_ACTIONS",
+				"ALTER TABLE AUD_ACTIONS_NEW RENAME TO AUD_ACTIONS",
+			} {
+				if err := tx.ExecRaw(ctx, s); err != nil {
+					return fmt.Errorf("%s: %w", s, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables := cloneAndCompare(t, db, tg, "after the rebuild")
+		if tb := byName(t, tables, "AUD_ACTIONS"); tb.Incremental || tb.Why != whyRebuilt {
+			t.Errorf("the copy of the rebuilt AUD_ACTIONS was %s (%s), want full: %s", tb.Copy(), tb.Why, whyRebuilt)
+		}
+		h.step()
+		tables = cloneAndCompare(t, db, tg, "the clone after")
+		if tb := byName(t, tables, "AUD_ACTIONS"); !tb.Incremental {
+			t.Errorf("the copy after was %s (%s), want incremental", tb.Copy(), tb.Why)
 		}
 	})
 }
