@@ -38,6 +38,7 @@ const (
 	SchemaDoctor         = "etl-craft/doctor/1"
 	SchemaToken          = "etl-craft/token/1"
 	SchemaTokens         = "etl-craft/tokens/1"
+	SchemaClone          = "etl-craft/clone/1"
 )
 
 // Instant is a moment in a document, always in UTC. JSON writes it in ISO
