@@ -123,7 +123,7 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 	var left state
 	if k.tracked() {
 		left = state{mark: k.mark, proof: k.now}
-		if left.rows, left.high, left.proof.checksum, err = measureMirror(ctx, tx, k.checksum); err != nil {
+		if left.rows, left.high, left.proof.checksum, err = measureMirror(ctx, tx, k.checksum.left); err != nil {
 			return Table{}, err
 		}
 		out.Rows = left.rows
@@ -151,15 +151,16 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 type kept struct {
 	capture  capture
 	captured bool
-	checksum string // the mirror's checksum query; "" on a warehouse without one
-	mark     string // the snapshot's change mark
-	now      proof  // the identity and columns of now
-	last     *state // what the last clone left; nil when none is recorded
+	checksum checksum // how the warehouse proves the mirror
+	provable bool     // the warehouse can
+	mark     string   // the snapshot's change mark
+	now      proof    // the identity and columns of now
+	last     *state   // what the last clone left; nil when none is recorded
 }
 
 // tracked reports whether the copy records its state: the table's changes
 // are logged and the warehouse can checksum the mirror.
-func (k kept) tracked() bool { return k.captured && k.checksum != "" }
+func (k kept) tracked() bool { return k.captured && k.provable }
 
 func (c *copier) keep(ctx context.Context, r *readConn, name string, mirror warehouse.Table,
 	cols []column, existing []warehouse.ColumnInfo) (kept, error) {
@@ -174,7 +175,7 @@ func (c *copier) keep(ctx context.Context, r *readConn, name string, mirror ware
 			key = e.Name
 		}
 	}
-	if k.checksum = checksumQuery(c.w, mirror, key, existing); k.checksum == "" {
+	if k.checksum, k.provable = checksumOf(c.w, mirror, key, existing); !k.provable {
 		return k, nil
 	}
 	if k.mark, err = r.mark(ctx); err != nil {
@@ -201,7 +202,7 @@ func (c *copier) decide(ctx context.Context, tx warehouse.Tx, p mirrorPlan, k ke
 		return whyAdded, nil
 	case !k.captured:
 		return whyNoCapture, nil
-	case k.checksum == "":
+	case !k.provable:
 		return whyNoChecksum, nil
 	case k.last == nil:
 		return whyFirst, nil
@@ -210,7 +211,11 @@ func (c *copier) decide(ctx context.Context, tx warehouse.Tx, p mirrorPlan, k ke
 	case k.last.proof.columns != k.now.columns:
 		return whyColumns, nil
 	}
-	rows, high, sum, err := measureMirror(ctx, tx, k.checksum)
+	var args []any
+	if k.checksum.binds {
+		args = []any{k.last.proof.checksum}
+	}
+	rows, high, sum, err := measureMirror(ctx, tx, k.checksum.check, args...)
 	if err != nil {
 		return "", err
 	}

@@ -296,38 +296,64 @@ func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mar
 	return q, args
 }
 
-// checksumQuery returns the query of a mirror's rows, highest key and
-// checksum over every column it has, or "" on a warehouse without one.
-func checksumQuery(w warehouse.Warehouse, mirror warehouse.Table, key string, existing []warehouse.ColumnInfo) string {
+// checksum is how a warehouse proves a mirror's rows unchanged. Each
+// query returns the mirror's rows, highest key and fingerprint. left is run
+// in the copy's transaction, before its commit, and gives the fingerprint
+// recorded; check, run before an incremental copy, gives the same
+// fingerprint when no row changed since, and binds the recorded one as $1
+// where binds is set.
+type checksum struct {
+	check, left string
+	binds       bool
+}
+
+// xidHorizon is how old, in transactions, a PostgreSQL warehouse's
+// recorded clone may be for its age comparison to hold; an older one is
+// not trusted.
+const xidHorizon = 1_000_000_000
+
+// checksumOf returns how the warehouse w proves the mirror, whose key and
+// columns are given as the mirror names them; ok is false on a warehouse
+// that cannot. DuckDB sums a hash of every row. PostgreSQL records the
+// transaction that wrote the copy: a row a later transaction inserted or
+// updated by hand is younger than it (age(xmin)), and a row deleted by hand
+// changes the count, so no row is hashed.
+func checksumOf(w warehouse.Warehouse, mirror warehouse.Table, key string, existing []warehouse.ColumnInfo) (checksum, bool) {
 	var cols []string
 	for _, c := range existing {
 		cols = append(cols, w.Quote(c.Name))
 	}
-	list := strings.Join(cols, ", ")
 	k := w.Quote(key)
+	from := " FROM " + warehouse.Qualify(w, mirror)
 	switch warehouse.Kind(w.Name()) {
 	case warehouse.DuckDB:
-		return "SELECT count(*), CAST(max(" + k + ") AS VARCHAR), CAST(coalesce(sum(hash(" + list + ")), 0) AS VARCHAR) FROM " + warehouse.Qualify(w, mirror)
+		q := "SELECT count(*), CAST(max(" + k + ") AS VARCHAR), CAST(coalesce(sum(hash(" + strings.Join(cols, ", ") + ")), 0) AS VARCHAR)" + from
+		return checksum{check: q, left: q}, true
 	case warehouse.Postgres:
-		return "SELECT count(*), CAST(max(" + k + ") AS TEXT), CAST(coalesce(sum(hashtextextended(CAST(ROW(" + list + ") AS TEXT), 0)), 0) AS TEXT) FROM " + warehouse.Qualify(w, mirror)
+		return checksum{
+			check: "SELECT count(*), CAST(max(" + k + ") AS TEXT), CASE WHEN count(*) FILTER (WHERE age(xmin) < age(CAST($1 AS xid))) = 0" +
+				" AND age(CAST($1 AS xid)) < " + strconv.Itoa(xidHorizon) + " THEN $1 ELSE 'changed' END" + from,
+			left:  "SELECT count(*), CAST(max(" + k + ") AS TEXT), CAST(txid_current() % 4294967296 AS TEXT)" + from,
+			binds: true,
+		}, true
 	}
-	return ""
+	return checksum{}, false
 }
 
 // measureMirror runs the checksum query in the warehouse transaction.
-func measureMirror(ctx context.Context, tx warehouse.Tx, q string) (rows int64, high, checksum string, err error) {
-	rs, err := tx.Query(ctx, q)
+func measureMirror(ctx context.Context, tx warehouse.Tx, q string, args ...any) (rows int64, high, fingerprint string, err error) {
+	rs, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return 0, "", "", err
 	}
 	defer rs.Close()
 	var h sql.NullString
 	if rs.Next() {
-		if err := rs.Scan(&rows, &h, &checksum); err != nil {
+		if err := rs.Scan(&rows, &h, &fingerprint); err != nil {
 			return 0, "", "", err
 		}
 	}
-	return rows, h.String, checksum, rs.Err()
+	return rows, h.String, fingerprint, rs.Err()
 }
 
 // columnsPrint describes the Engine table's and the mirror's columns.
