@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/inspect/inspecttest"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
+	"github.com/etl-craft/etl-craft/internal/warehouse/pool"
 )
 
 // fullSchema holds the fresh full clones the incremental mirrors are
@@ -315,4 +317,46 @@ func TestARebuiltTableIsCopiedInFull(t *testing.T) {
 			t.Errorf("the copy after was %s (%s), want incremental", tb.Copy(), tb.Why)
 		}
 	})
+}
+
+// An Engine DB restored from a backup taken before the last clone carries
+// an older CLONE_STATE than its mirrors: the tables changed since the backup
+// are copied in full, and end equal.
+func TestARestoredEngineDBIsCopiedInFull(t *testing.T) {
+	t.Parallel()
+	for _, wk := range []warehouse.Kind{warehouse.DuckDB, warehouse.Postgres} {
+		t.Run(string(wk), func(t *testing.T) {
+			db := pipelinetest.DB(t, engine.SQLite)
+			tg := newTarget(t, db, wk)
+			tg.exec(t, "CREATE SCHEMA "+fullSchema)
+			h := newHistoryMaker(t, db, 4)
+			h.newRun()
+			cloneAndCompare(t, db, tg, "first clone")
+			backup := filepath.Join(t.TempDir(), "backup.db")
+			if _, err := db.ExecContext(context.Background(), "VACUUM INTO '"+backup+"'"); err != nil {
+				t.Fatal(err)
+			}
+			h.newRun()
+			cloneAndCompare(t, db, tg, "the clone after the backup")
+
+			restored, err := engine.Open(context.Background(), engine.Options{Kind: engine.SQLite, Path: backup})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { restored.Close() })
+			rt := &target{kind: tg.kind, opts: tg.opts, url: tg.url, src: pool.New(restored, tg.opts)}
+			t.Cleanup(func() { rt.src.Close() })
+			tables := cloneAndCompare(t, restored, rt, "the clone of the restored Engine DB")
+			if tb := byName(t, tables, "AUD_TASK_ATTEMPTS"); tb.Incremental {
+				t.Errorf("the restored AUD_TASK_ATTEMPTS was copied incrementally")
+			}
+			after := newHistoryMaker(t, restored, 5)
+			after.n = h.n // new pipeline codes
+			after.newRun()
+			tables = cloneAndCompare(t, restored, rt, "the clone after")
+			if tb := byName(t, tables, "AUD_TASK_ATTEMPTS"); !tb.Incremental {
+				t.Errorf("the copy after was %s (%s), want incremental", tb.Copy(), tb.Why)
+			}
+		})
+	}
 }
