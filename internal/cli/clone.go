@@ -10,17 +10,21 @@ import (
 	"golang.org/x/term"
 
 	"github.com/etl-craft/etl-craft/internal/clone"
+	"github.com/etl-craft/etl-craft/internal/report"
 )
 
 func (a *app) cloneCommand() *cobra.Command {
-	return &cobra.Command{
+	var full bool
+	var format *outputFormat
+	cmd := &cobra.Command{
 		Use:   "clone",
 		Short: "Copy the Engine DB's tables into the warehouse now",
 		Long: "clone mirrors the Engine DB tables of Cloning.Scope (cfg: the CFG_ tables, aud: the AUD_\n" +
 			"tables, all: both) into the Warehouse profile's schema, as every run does when cloning is\n" +
 			"on. It prints one tab-separated line per table: the Engine DB table, its mirror, the rows\n" +
-			"copied, and created or added with the columns added. A failure exits 17, naming the\n" +
-			"table and the database's message.",
+			"the mirror holds, and created or added with the columns added. A mirror proven to be\n" +
+			"what the last clone left gets only the rows changed since; --full replaces every\n" +
+			"mirror's rows. A failure exits 17, naming the table and the database's message.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := a.openProject(cmd)
@@ -32,6 +36,7 @@ func (a *app) cloneCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			opts.Full = full
 			a.record(s.ctx, s.db, cmd, "", "")
 
 			display := newProgressDisplay(a.stderr)
@@ -42,12 +47,35 @@ func (a *app) cloneCommand() *cobra.Command {
 			if display != nil {
 				display.clear()
 			}
+			if format.json() {
+				if perr := a.printJSON(cloneReport(tables)); perr != nil && err == nil {
+					err = perr
+				}
+				return err
+			}
 			for _, t := range tables {
 				a.printf("%s\n", t.Line())
 			}
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&full, "full", false, "replace every mirror's rows, even one that could be caught up incrementally")
+	format = addFormatFlag(cmd)
+	return cmd
+}
+
+// cloneReport is the clone/1 document of the tables a clone wrote.
+func cloneReport(tables []clone.Table) report.Clone {
+	doc := report.Clone{Schema: report.SchemaClone, Tables: []report.ClonedTable{}}
+	for _, t := range tables {
+		added := t.Added
+		if added == nil {
+			added = []string{}
+		}
+		doc.Tables = append(doc.Tables, report.ClonedTable{Table: t.Engine, Mirror: t.Mirror.Full(), Rows: t.Rows,
+			Copied: t.Copied, Copy: t.Copy(), Why: t.Why, Created: t.Created, Added: added})
+	}
+	return doc
 }
 
 // progressRows is the size from which a table's copy shows its progress.

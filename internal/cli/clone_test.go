@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -331,4 +332,62 @@ func warehouseDB(t *testing.T, yml string, env []string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// clonedTable is a table of the clone/1 document as a test reads it.
+type clonedTable struct {
+	Table, Mirror, Copy, Why string
+	Rows, Copied             int64
+	Created                  bool
+	Added                    []string
+}
+
+func TestCloneSaysWhatEachCopyWroteAndFullForcesFullCopies(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, cloning("aud"))
+		p.write("migrations/0001_sales.sql", pipelineMigration)
+		p.ok("setup")
+		parse := func(r result) map[string]clonedTable {
+			t.Helper()
+			var doc struct {
+				Schema string
+				Tables []clonedTable
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Schema != "etl-craft/clone/1" {
+				t.Fatalf("clone --format json printed %v:\n%s", err, r.stdout)
+			}
+			out := map[string]clonedTable{}
+			for _, tb := range doc.Tables {
+				out[tb.Table] = tb
+			}
+			return out
+		}
+		first := parse(p.ok("clone", "--format", "json"))
+		actions := first["AUD_ACTIONS"]
+		if actions.Copy != "full" || !actions.Created || actions.Rows != actions.Copied || actions.Mirror != "warehouse.main.AUD_ACTIONS" {
+			t.Fatalf("the first copy of AUD_ACTIONS: %+v", actions)
+		}
+		second := p.ok("--log-level", "DEBUG", "clone")
+		lines := cloneLines(t, second.stdout)
+		if !slices.ContainsFunc(lines, func(f []string) bool {
+			return f[0] == "AUD_ACTIONS" && f[2] == strconv.FormatInt(actions.Rows+1, 10) && len(f) == 3
+		}) {
+			t.Fatalf("the second clone's lines:\n%s", second.stdout)
+		}
+		if !strings.Contains(second.stderr, `msg="cloned AUD_ACTIONS" mirror=warehouse.main.AUD_ACTIONS rows=`+strconv.FormatInt(actions.Rows+1, 10)+
+			` copied=1 copy=incremental why="the mirror is as the last clone left it"`) {
+			t.Fatalf("the DEBUG log does not say the copy was incremental:\n%s", second.stderr)
+		}
+		third := parse(p.ok("clone", "--format", "json"))
+		if tb := third["AUD_ACTIONS"]; tb.Copy != "incremental" || tb.Copied != 1 || tb.Rows != actions.Rows+2 {
+			t.Fatalf("the third copy of AUD_ACTIONS: %+v", tb)
+		}
+		forced := parse(p.ok("clone", "--full", "--format", "json"))
+		for name, tb := range forced {
+			if tb.Copy != "full" || tb.Why != "a full copy was asked for (--full)" || tb.Rows != tb.Copied {
+				t.Errorf("clone --full copied %s: %+v", name, tb)
+			}
+		}
+	})
 }

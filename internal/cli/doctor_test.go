@@ -353,13 +353,13 @@ func TestDoctorWarnsAboutAnAPIAddressBeyondLoopback(t *testing.T) {
 	p := newProject(t, engine.SQLite, "")
 	p.ok("setup")
 	if line, ok := checkLines(p.ok("doctor").stdout)["API address"]; ok {
-		t.Fatalf("the default 127.0.0.1:8730 drew %s", line)
+		t.Fatalf("the loopback 127.0.0.1:0 of the test projects drew %s", line)
 	}
 	yml, err := os.ReadFile(p.dir + "/craft-connector.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.write("craft-connector.yml", strings.Replace(string(yml), "  Mode: local\n", "  Mode: local\n  Api_address: 0.0.0.0:8730\n", 1))
+	p.write("craft-connector.yml", strings.Replace(string(yml), "  Api_address: 127.0.0.1:0\n", "  Api_address: 0.0.0.0:8730\n", 1))
 	line := checkLines(p.ok("doctor").stdout)["API address"]
 	if !strings.HasPrefix(line, "[WARN]") || !strings.Contains(line, "0.0.0.0:8730 is not a loopback address") || !strings.Contains(line, "TLS") {
 		t.Fatalf("doctor with Api_address 0.0.0.0:8730: %q", line)

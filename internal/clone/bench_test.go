@@ -82,6 +82,7 @@ func benchClone(b *testing.B, db *engine.DB, wk warehouse.Kind, rows, insertRows
 	ctx := context.Background()
 	tg := newTarget(b, db, wk)
 	opts := tg.options("aud")
+	opts.Full = true
 	// A first clone creates the mirrors; the measured clones replace their rows.
 	if _, err := Run(ctx, db, tg.src, opts); err != nil {
 		b.Fatal(err)

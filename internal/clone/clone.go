@@ -44,6 +44,9 @@ type Options struct {
 	// Progress, when set, is called as each table is copied: when it
 	// starts, after every batch of rows, and once it has committed.
 	Progress func(Progress)
+	// Full replaces every mirror's rows, even one that could be caught up
+	// incrementally (etl-craft clone --full).
+	Full bool
 }
 
 func (o Options) logger() *slog.Logger {
@@ -71,12 +74,28 @@ type Table struct {
 	// Mirror is the warehouse table: catalog, schema and the upper-cased
 	// Engine table name.
 	Mirror warehouse.Table
-	// Rows is how many rows were copied.
+	// Rows is how many rows the mirror holds after the copy: the rows a
+	// full copy copies.
 	Rows int64
+	// Copied is how many rows this copy wrote: Rows for a full copy, the
+	// changed rows for an incremental one.
+	Copied int64
+	// Incremental is set when only the rows changed since the last clone
+	// were copied; Why says why the copy was incremental or full.
+	Incremental bool
+	Why         string
 	// Created is set when the mirror did not exist and was created.
 	Created bool
 	// Added lists the columns added to an existing mirror.
 	Added []string
+}
+
+// Copy names how the table was copied: incremental or full.
+func (t Table) Copy() string {
+	if t.Incremental {
+		return "incremental"
+	}
+	return "full"
 }
 
 // Line formats the table as `etl-craft clone` prints it: Engine table,
@@ -176,7 +195,7 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 	if err != nil {
 		return nil, err
 	}
-	c := copier{db: db, w: w, progress: opts.Progress}
+	c := copier{db: db, w: w, full: opts.Full, progress: opts.Progress}
 	var out []Table
 	var total int64
 	for _, name := range names {
@@ -203,7 +222,8 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 		case len(t.Added) > 0:
 			note = " (added " + strings.Join(t.Added, ", ") + ")"
 		}
-		log.DebugContext(ctx, "cloned "+t.Engine+note, "mirror", mirror.Full(), "rows", t.Rows, "seconds", secondsSince(start))
+		log.DebugContext(ctx, "cloned "+t.Engine+note, "mirror", mirror.Full(), "rows", t.Rows, "copied", t.Copied,
+			"copy", t.Copy(), "why", t.Why, "seconds", secondsSince(start))
 	}
 	log.InfoContext(ctx, fmt.Sprintf("cloned %d table(s), %d row(s), into the warehouse", len(out), total),
 		"tables", len(out), "rows", total, "seconds", secondsSince(begun))

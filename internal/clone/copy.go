@@ -14,6 +14,7 @@ import (
 type copier struct {
 	db       *engine.DB
 	w        warehouse.Warehouse
+	full     bool // every table is replaced in full (--full)
 	progress func(Progress)
 }
 
@@ -59,8 +60,12 @@ func planMirror(d warehouse.Dialect, mirror warehouse.Table, cols []column, exis
 }
 
 // copy mirrors one Engine table: it brings the mirror's columns up to date,
-// then replaces its rows in one warehouse transaction (TRUNCATE, bulk load,
-// commit), so a reader sees the old rows or the new ones.
+// then, in one warehouse transaction, either replaces its rows (TRUNCATE,
+// bulk load) or, when the mirror is proven to be what the last clone left,
+// copies only the rows changed since (deleting the mirror rows of changed
+// and deleted keys, loading the changed rows), and commits, so a reader sees
+// the old rows or the new ones. What the copy left is then recorded in
+// CLONE_STATE for the next clone to check.
 func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) (Table, error) {
 	cols, err := columns(ctx, c.db, name)
 	if err != nil {
@@ -74,20 +79,54 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 	if err := c.alter(ctx, p.ddl); err != nil {
 		return Table{}, err
 	}
+	if len(p.ddl) > 0 {
+		if existing, err = c.w.Columns(ctx, mirror.Schema, mirror.Name); err != nil {
+			return Table{}, err
+		}
+	}
 	out := Table{Engine: displayName(name), Mirror: mirror, Created: p.created, Added: p.added}
 	c.report(Progress{Table: out.Engine, Mirror: mirror.Full()})
+
+	r, err := beginRead(ctx, c.db)
+	if err != nil {
+		return Table{}, fmt.Errorf("reading the Engine DB table: %w", err)
+	}
+	defer r.end()
+	k, err := c.keep(ctx, r, name, mirror, cols, existing)
+	if err != nil {
+		return Table{}, fmt.Errorf("reading the Engine DB table's changes: %w", err)
+	}
 
 	tx, err := c.w.Begin(ctx)
 	if err != nil {
 		return Table{}, err
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(ctx, c.w.Truncate(mirror)); err != nil {
+	out.Why, err = c.decide(ctx, tx, p, k)
+	if err != nil {
 		return Table{}, err
 	}
+	out.Incremental = out.Why == whyIncremental
 	progress := func(n int64) { c.report(Progress{Table: out.Engine, Mirror: mirror.Full(), Rows: n}) }
-	if out.Rows, err = c.load(ctx, tx, selectQuery(c.db, name, cols), cols, mirror, p.load, progress); err != nil {
+	if out.Incremental {
+		out.Copied, err = c.catchUp(ctx, tx, r, name, mirror, cols, p.load, k, progress)
+	} else {
+		if _, err = tx.Exec(ctx, c.w.Truncate(mirror)); err != nil {
+			return Table{}, err
+		}
+		out.Copied, err = c.load(ctx, tx, selectQuery(c.db, name, cols), cols, mirror, p.load, progress)
+	}
+	if err != nil {
 		return Table{}, err
+	}
+	out.Rows = out.Copied
+	var left state
+	if k.tracked() {
+		left = state{mark: k.mark, proof: k.now}
+		if left.rows, left.high, left.proof.checksum, err = measureMirror(ctx, tx, k.checksum.left); err != nil {
+			return Table{}, err
+		}
+		out.Rows = left.rows
 	}
 	if err := fault.Point("clone.after_rows"); err != nil {
 		return Table{}, err
@@ -98,8 +137,120 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 	if err := tx.Commit(); err != nil {
 		return Table{}, err
 	}
+	if k.tracked() {
+		if err := writeState(ctx, c.db, name, mirror.Full(), left); err != nil {
+			return Table{}, err
+		}
+	}
 	c.report(Progress{Table: out.Engine, Mirror: mirror.Full(), Rows: out.Rows, Done: true})
 	return out, nil
+}
+
+// kept is what decides whether a mirror can be caught up, read in the
+// table's Engine DB snapshot before its warehouse transaction begins.
+type kept struct {
+	capture  capture
+	captured bool
+	checksum checksum // how the warehouse proves the mirror
+	provable bool     // the warehouse can
+	mark     string   // the snapshot's change mark
+	now      proof    // the identity and columns of now
+	last     *state   // what the last clone left; nil when none is recorded
+}
+
+// tracked reports whether the copy records its state: the table's changes
+// are logged and the warehouse can checksum the mirror.
+func (k kept) tracked() bool { return k.captured && k.provable }
+
+func (c *copier) keep(ctx context.Context, r *readConn, name string, mirror warehouse.Table,
+	cols []column, existing []warehouse.ColumnInfo) (kept, error) {
+	var k kept
+	var err error
+	if k.capture, k.captured, err = r.capture(ctx, name, cols); err != nil || !k.captured {
+		return k, err
+	}
+	key := strings.ToUpper(k.capture.key.Name)
+	for _, e := range existing {
+		if strings.EqualFold(e.Name, key) {
+			key = e.Name
+		}
+	}
+	if k.checksum, k.provable = checksumOf(c.w, mirror, key, existing); !k.provable {
+		return k, nil
+	}
+	if k.mark, err = r.mark(ctx); err != nil {
+		return k, err
+	}
+	if k.now.identity, err = r.identity(ctx, name); err != nil {
+		return k, err
+	}
+	k.now.columns = columnsPrint(cols, existing)
+	k.last, err = readState(ctx, c.db, mirror.Full())
+	return k, err
+}
+
+// decide says why the table is copied in full, or whyIncremental when the
+// mirror is proven to be what the last clone left: the same Engine table
+// storage and columns, and the same rows, highest key and checksum.
+func (c *copier) decide(ctx context.Context, tx warehouse.Tx, p mirrorPlan, k kept) (string, error) {
+	switch {
+	case c.full:
+		return whyForced, nil
+	case p.created:
+		return whyCreated, nil
+	case len(p.added) > 0:
+		return whyAdded, nil
+	case !k.captured:
+		return whyNoCapture, nil
+	case !k.provable:
+		return whyNoChecksum, nil
+	case k.last == nil:
+		return whyFirst, nil
+	case k.last.proof.identity != k.now.identity || markWentBack(k.last.mark, k.mark):
+		return whyRebuilt, nil
+	case k.last.proof.columns != k.now.columns:
+		return whyColumns, nil
+	}
+	var args []any
+	if k.checksum.binds {
+		args = []any{k.last.proof.checksum}
+	}
+	rows, high, sum, err := measureMirror(ctx, tx, k.checksum.check, args...)
+	if err != nil {
+		return "", err
+	}
+	if rows != k.last.rows || high != k.last.high || sum != k.last.proof.checksum {
+		return whyDiffers, nil
+	}
+	return whyIncremental, nil
+}
+
+// catchUp copies the rows changed since the last clone into the mirror:
+// it deletes the mirror rows of every key logged since, then loads the rows
+// those keys have now (and, on an append-only table, the rows past the
+// highest key). It returns the rows loaded.
+func (c *copier) catchUp(ctx context.Context, tx warehouse.Tx, r *readConn, name string, mirror warehouse.Table,
+	cols []column, load []warehouse.Column, k kept, progress func(int64)) (int64, error) {
+	keys, err := r.changedKeys(ctx, name, k.last.mark)
+	if err != nil {
+		return 0, fmt.Errorf("reading the Engine DB table's changes: %w", err)
+	}
+	key := warehouse.Column{Type: k.capture.key.typ}
+	for _, l := range load {
+		if strings.EqualFold(l.Name, k.capture.key.Name) {
+			key.Name = l.Name
+		}
+	}
+	if err := deleteKeys(ctx, tx, c.w, mirror, key, keys); err != nil {
+		return 0, err
+	}
+	q, args := changedRowsQuery(c.db, name, cols, k.capture, k.last.mark, k.last.high)
+	rs, err := r.query(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("reading the Engine DB table: %w", err)
+	}
+	defer rs.Close()
+	return tx.BulkLoad(ctx, mirror, load, stream(ctx, rs, cols, progress))
 }
 
 // load writes the rows of query, whose columns are cols, into the load

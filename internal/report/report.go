@@ -47,6 +47,7 @@ const (
 	SchemaHealth         = "etl-craft/health/1"
 	SchemaError          = "etl-craft/error/1"
 	SchemaExplain        = "etl-craft/explain/1"
+	SchemaClone          = "etl-craft/clone/1"
 )
 
 // Instant is a moment in a document, always in UTC. JSON writes it in ISO

@@ -1,0 +1,420 @@
+package clone
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
+)
+
+// Incremental cloning. The Engine DB logs the key of every row its cloned
+// tables insert, update or delete in CLONE_CHANGES (ENGINE migration 0022):
+// on SQLite with a sequence that grows in commit order, since one writer
+// commits at a time; on PostgreSQL with the writing transaction's id, read
+// against the snapshot of the clone before, so a transaction that commits
+// late is never missed. An append-only table on SQLite logs only its
+// deletions (retention's): its new rows are those past the mirror's highest
+// key. CLONE_STATE holds what each clone left in each mirror (its rows, its
+// highest key, the change mark it read, and its proof: the Engine table's
+// storage identity, both tables' columns and a checksum of the mirror's
+// rows), and a table is copied incrementally only when the mirror and the
+// Engine table are still exactly that.
+
+// Why a table was copied in full or incrementally, as the JSON output and
+// the DEBUG log say.
+const (
+	whyIncremental = "the mirror is as the last clone left it"
+	whyForced      = "a full copy was asked for (--full)"
+	whyFirst       = "no clone of this mirror is recorded"
+	whyCreated     = "the mirror was created"
+	whyAdded       = "columns were added to the mirror"
+	whyNoCapture   = "the Engine DB table has no change capture"
+	whyNoChecksum  = "this warehouse cannot checksum a mirror"
+	whyRebuilt     = "the Engine DB table was rebuilt or restored since the last clone"
+	whyColumns     = "the columns changed since the last clone"
+	whyDiffers     = "the mirror differs from what the last clone left (rows, highest key or checksum)"
+)
+
+// keyBatch is how many keys one DELETE of changed rows binds.
+const keyBatch = 250
+
+// capture is how an Engine table's changes are found.
+type capture struct {
+	key column // its one primary-key column
+	// appendOnly: only deletions are logged (SQLite); new rows are those
+	// past the highest key.
+	appendOnly bool
+}
+
+// state is what a clone left in a mirror, as CLONE_STATE records it.
+type state struct {
+	rows  int64
+	high  string // the mirror's highest key, as text; "" when empty
+	mark  string // the change mark read before the copy
+	proof proof
+}
+
+// proof is what must be the same for a mirror to be trusted.
+type proof struct {
+	identity string // the Engine table's storage
+	columns  string // the Engine table's and the mirror's columns
+	checksum string // the mirror's rows
+}
+
+func (p proof) String() string { return p.identity + "\n" + p.columns + "\n" + p.checksum }
+
+func parseProof(s string) proof {
+	parts := strings.SplitN(s, "\n", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return proof{identity: parts[0], columns: parts[1], checksum: parts[2]}
+}
+
+// readState returns the recorded state of mirror, or nil.
+func readState(ctx context.Context, db *engine.DB, mirror string) (*state, error) {
+	var s state
+	var high sql.NullString
+	var p string
+	err := db.QueryRowContext(ctx, "SELECT ROW_COUNT, HIGH_KEY, MARK, PROOF FROM CLONE_STATE WHERE MIRROR = $1", mirror).
+		Scan(&s.rows, &high, &s.mark, &p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the clone's state of the mirror from CLONE_STATE: %w", err)
+	}
+	s.high, s.proof = high.String, parseProof(p)
+	return &s, nil
+}
+
+// writeState records what the clone left in mirror, and drops the change
+// log entries of the table that every recorded mirror of it has copied.
+func writeState(ctx context.Context, db *engine.DB, table, mirror string, s state) error {
+	high := sql.NullString{String: s.high, Valid: s.high != ""}
+	logged := strings.ToUpper(table)
+	prune := "DELETE FROM CLONE_CHANGES WHERE TABLE_NAME = $1 AND CHANGE_SEQ <= (SELECT MIN(CAST(MARK AS BIGINT)) FROM CLONE_STATE WHERE ENGINE_TABLE = $1)"
+	if db.Kind() == engine.Postgres {
+		prune = "DELETE FROM CLONE_CHANGES WHERE TABLE_NAME = $1 AND CHANGE_SEQ < (SELECT MIN(txid_snapshot_xmin(CAST(MARK AS txid_snapshot))) FROM CLONE_STATE WHERE ENGINE_TABLE = $1)"
+	}
+	err := db.Tx(ctx, func(tx *engine.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM CLONE_STATE WHERE MIRROR = $1", mirror); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO CLONE_STATE (MIRROR, ENGINE_TABLE, ROW_COUNT, HIGH_KEY, MARK, PROOF, CLONED_AT)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, mirror, logged, s.rows, high, s.mark, s.proof.String(), tx.TimeArg(time.Now())); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, prune, logged)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("recording the clone's state of the mirror in CLONE_STATE: %w", err)
+	}
+	return nil
+}
+
+// readConn is an Engine DB connection holding one read snapshot for a
+// table's copy: its change mark, changed keys and rows all come from it.
+type readConn struct {
+	db   *engine.DB
+	conn *sql.Conn
+}
+
+func beginRead(ctx context.Context, db *engine.DB) (*readConn, error) {
+	conn, err := db.SQL().Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	begin := "BEGIN DEFERRED"
+	if db.Kind() == engine.Postgres {
+		begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+	}
+	if _, err := conn.ExecContext(ctx, begin); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &readConn{db: db, conn: conn}, nil
+}
+
+// end rolls the snapshot back and gives the connection back.
+func (r *readConn) end() {
+	_, _ = r.conn.ExecContext(context.Background(), "ROLLBACK")
+	r.conn.Close()
+}
+
+func (r *readConn) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return r.conn.QueryContext(ctx, q, args...)
+}
+
+func (r *readConn) row(ctx context.Context, q string, args ...any) *sql.Row {
+	return r.conn.QueryRowContext(ctx, q, args...)
+}
+
+// mark reads the change mark of the snapshot: the last change sequence on
+// SQLite, the snapshot itself on PostgreSQL.
+func (r *readConn) mark(ctx context.Context) (string, error) {
+	q := "SELECT CAST(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'CLONE_CHANGES'), 0) AS TEXT)"
+	if r.db.Kind() == engine.Postgres {
+		q = "SELECT CAST(txid_current_snapshot() AS TEXT)"
+	}
+	var m string
+	err := r.row(ctx, q).Scan(&m)
+	return m, err
+}
+
+// identity reads the Engine table's storage: its root page on SQLite (a
+// rebuilt table has a new one); on PostgreSQL the server's system
+// identifier, the database, the table's oid and its file node (a rewrite,
+// a truncation or a restore changes one of them).
+func (r *readConn) identity(ctx context.Context, table string) (string, error) {
+	q := "SELECT 'rootpage ' || rootpage FROM sqlite_master WHERE type = 'table' AND name = $1"
+	args := []any{table}
+	if r.db.Kind() == engine.Postgres {
+		q = `SELECT (SELECT system_identifier::text FROM pg_control_system()) || ' ' || current_database() || ' ' || c.oid::text || ' ' || c.relfilenode::text
+			FROM pg_class c WHERE c.oid = to_regclass(quote_ident($1) || '.' || quote_ident($2))`
+		args = []any{r.db.Schema(), table}
+	}
+	var id string
+	err := r.row(ctx, q, args...).Scan(&id)
+	return id, err
+}
+
+// capture finds how the table's changes are logged: its one primary-key
+// column and its clone triggers. ok is false when it has neither.
+func (r *readConn) capture(ctx context.Context, table string, cols []column) (capture, bool, error) {
+	keyQ := "SELECT name FROM pragma_table_info($1) WHERE pk > 0"
+	trigQ := "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = $1 AND name LIKE 'trg_clone_%'"
+	args := []any{table}
+	if r.db.Kind() == engine.Postgres {
+		rel := "to_regclass(quote_ident($1) || '.' || quote_ident($2))"
+		keyQ = `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+			WHERE i.indisprimary AND i.indrelid = ` + rel
+		trigQ = "SELECT tgname FROM pg_trigger WHERE tgenabled <> 'D' AND tgname LIKE 'trg_clone_%' AND tgrelid = " + rel
+		args = []any{r.db.Schema(), table}
+	}
+	keys, err := r.names(ctx, keyQ, args...)
+	if err != nil || len(keys) != 1 {
+		return capture{}, false, err
+	}
+	triggers, err := r.names(ctx, trigQ, args...)
+	if err != nil || len(triggers) == 0 {
+		return capture{}, false, err
+	}
+	var c capture
+	found := false
+	for _, col := range cols {
+		if strings.EqualFold(col.Name, keys[0]) {
+			c.key, found = col, true
+		}
+	}
+	if !found {
+		return capture{}, false, nil
+	}
+	if r.db.Kind() == engine.SQLite {
+		c.appendOnly = true
+		for _, t := range triggers {
+			if strings.HasSuffix(strings.ToLower(t), "_insert") {
+				c.appendOnly = false
+			}
+		}
+	}
+	return c, true, nil
+}
+
+func (r *readConn) names(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := r.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// changedSince returns the condition on CLONE_CHANGES of the table's
+// changes past the mark, and its arguments.
+func changedSince(db *engine.DB, table, mark string) (string, []any) {
+	if db.Kind() == engine.Postgres {
+		return `TABLE_NAME = $1 AND CHANGE_SEQ >= txid_snapshot_xmin(CAST($2 AS txid_snapshot))
+			AND NOT txid_visible_in_snapshot(CHANGE_SEQ, CAST($2 AS txid_snapshot))`, []any{strings.ToUpper(table), mark}
+	}
+	n, _ := strconv.ParseInt(mark, 10, 64)
+	return "TABLE_NAME = $1 AND CHANGE_SEQ > $2", []any{strings.ToUpper(table), n}
+}
+
+// changedKeys returns the keys logged past the mark.
+func (r *readConn) changedKeys(ctx context.Context, table, mark string) ([]any, error) {
+	cond, args := changedSince(r.db, table, mark)
+	rows, err := r.query(ctx, "SELECT DISTINCT ROW_KEY FROM CLONE_CHANGES WHERE "+cond, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []any
+	for rows.Next() {
+		var k any
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		if b, ok := k.([]byte); ok {
+			k = string(b)
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// changedRowsQuery reads the rows of the changed keys, and on an
+// append-only table those past the highest key.
+func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mark, high string) (string, []any) {
+	key := `"` + strings.ReplaceAll(c.key.Name, `"`, `""`) + `"`
+	logged := "ROW_KEY"
+	if db.Kind() == engine.Postgres && c.key.typ == warehouse.BigInt {
+		logged = "CAST(ROW_KEY AS BIGINT)"
+	}
+	cond, args := changedSince(db, table, mark)
+	q := selectQuery(db, table, cols) + " WHERE " + key + " IN (SELECT " + logged + " FROM CLONE_CHANGES WHERE " + cond + ")"
+	if c.appendOnly {
+		n, _ := strconv.ParseInt(high, 10, 64)
+		args = append(args, n)
+		q += " OR " + key + " > $" + strconv.Itoa(len(args))
+	}
+	return q, args
+}
+
+// checksum is how a warehouse proves a mirror's rows unchanged. Each
+// query returns the mirror's rows, highest key and fingerprint. left is run
+// in the copy's transaction, before its commit, and gives the fingerprint
+// recorded; check, run before an incremental copy, gives the same
+// fingerprint when no row changed since, and binds the recorded one as $1
+// where binds is set.
+type checksum struct {
+	check, left string
+	binds       bool
+}
+
+// xidHorizon is how old, in transactions, a PostgreSQL warehouse's
+// recorded clone may be for its age comparison to hold; an older one is
+// not trusted.
+const xidHorizon = 1_000_000_000
+
+// checksumOf returns how the warehouse w proves the mirror, whose key and
+// columns are given as the mirror names them; ok is false on a warehouse
+// that cannot. DuckDB sums a hash of every row. PostgreSQL records the
+// transaction that wrote the copy: a row a later transaction inserted or
+// updated by hand is younger than it (age(xmin)), and a row deleted by hand
+// changes the count, so no row is hashed.
+func checksumOf(w warehouse.Warehouse, mirror warehouse.Table, key string, existing []warehouse.ColumnInfo) (checksum, bool) {
+	var cols []string
+	for _, c := range existing {
+		cols = append(cols, w.Quote(c.Name))
+	}
+	k := w.Quote(key)
+	from := " FROM " + warehouse.Qualify(w, mirror)
+	switch warehouse.Kind(w.Name()) {
+	case warehouse.DuckDB:
+		q := "SELECT count(*), CAST(max(" + k + ") AS VARCHAR), CAST(coalesce(sum(hash(" + strings.Join(cols, ", ") + ")), 0) AS VARCHAR)" + from
+		return checksum{check: q, left: q}, true
+	case warehouse.Postgres:
+		return checksum{
+			check: "SELECT count(*), CAST(max(" + k + ") AS TEXT), CASE WHEN count(*) FILTER (WHERE age(xmin) < age(CAST($1 AS xid))) = 0" +
+				" AND age(CAST($1 AS xid)) < " + strconv.Itoa(xidHorizon) + " THEN $1 ELSE 'changed' END" + from,
+			left:  "SELECT count(*), CAST(max(" + k + ") AS TEXT), CAST(txid_current() % 4294967296 AS TEXT)" + from,
+			binds: true,
+		}, true
+	}
+	return checksum{}, false
+}
+
+// measureMirror runs the checksum query in the warehouse transaction.
+func measureMirror(ctx context.Context, tx warehouse.Tx, q string, args ...any) (rows int64, high, fingerprint string, err error) {
+	rs, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer rs.Close()
+	var h sql.NullString
+	if rs.Next() {
+		if err := rs.Scan(&rows, &h, &fingerprint); err != nil {
+			return 0, "", "", err
+		}
+	}
+	return rows, h.String, fingerprint, rs.Err()
+}
+
+// columnsPrint describes the Engine table's and the mirror's columns.
+func columnsPrint(cols []column, existing []warehouse.ColumnInfo) string {
+	var b strings.Builder
+	for _, c := range cols {
+		fmt.Fprintf(&b, "%s %d,", strings.ToUpper(c.Name), c.typ)
+	}
+	b.WriteString(" |")
+	for _, c := range existing {
+		fmt.Fprintf(&b, " %s %s,", strings.ToUpper(c.Name), strings.ToUpper(c.Type))
+	}
+	return b.String()
+}
+
+// deleteKeys deletes the mirror rows of keys, keyBatch keys a statement.
+func deleteKeys(ctx context.Context, tx warehouse.Tx, w warehouse.Warehouse, mirror warehouse.Table, key warehouse.Column, keys []any) error {
+	for len(keys) > 0 {
+		n := min(len(keys), keyBatch)
+		marks := make([]string, n)
+		for i := range n {
+			marks[i] = w.Placeholder(i+1, key.Type)
+		}
+		q := "DELETE FROM " + warehouse.Qualify(w, mirror) + " WHERE " + w.Quote(key.Name) + " IN (" + strings.Join(marks, ", ") + ")"
+		if _, err := tx.Exec(ctx, q, keyArgs(keys[:n], key.Type)...); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// keyArgs binds logged keys as the mirror's key type: PostgreSQL logs them
+// as text.
+func keyArgs(keys []any, t warehouse.Type) []any {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = k
+		if s, ok := k.(string); ok && t == warehouse.BigInt {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				out[i] = n
+			}
+		}
+	}
+	return out
+}
+
+// markWentBack reports whether a PostgreSQL snapshot mark is older than the
+// recorded one: transaction ids only grow on one server, so a smaller one
+// means the Engine DB was restored elsewhere. SQLite marks never go back
+// but in a restored file, whose CLONE_STATE went back with it.
+func markWentBack(recorded, now string) bool {
+	xmax := func(m string) (uint64, bool) {
+		parts := strings.Split(m, ":")
+		if len(parts) != 3 {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(parts[1], 10, 64)
+		return n, err == nil
+	}
+	a, ok1 := xmax(recorded)
+	b, ok2 := xmax(now)
+	return ok1 && ok2 && b < a
+}
