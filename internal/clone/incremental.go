@@ -99,10 +99,7 @@ func readState(ctx context.Context, db *engine.DB, mirror string) (*state, error
 func writeState(ctx context.Context, db *engine.DB, table, mirror string, s state) error {
 	high := sql.NullString{String: s.high, Valid: s.high != ""}
 	logged := strings.ToUpper(table)
-	prune := "DELETE FROM CLONE_CHANGES WHERE TABLE_NAME = $1 AND CHANGE_SEQ <= (SELECT MIN(CAST(MARK AS BIGINT)) FROM CLONE_STATE WHERE ENGINE_TABLE = $1)"
-	if db.Kind() == engine.Postgres {
-		prune = "DELETE FROM CLONE_CHANGES WHERE TABLE_NAME = $1 AND CHANGE_SEQ < (SELECT MIN(txid_snapshot_xmin(CAST(MARK AS txid_snapshot))) FROM CLONE_STATE WHERE ENGINE_TABLE = $1)"
-	}
+	prune := db.ChangeLog().Prune
 	err := db.Tx(ctx, func(tx *engine.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM CLONE_STATE WHERE MIRROR = $1", mirror); err != nil {
 			return err
@@ -132,11 +129,7 @@ func beginRead(ctx context.Context, db *engine.DB) (*readConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	begin := "BEGIN DEFERRED"
-	if db.Kind() == engine.Postgres {
-		begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-	}
-	if _, err := conn.ExecContext(ctx, begin); err != nil {
+	if _, err := conn.ExecContext(ctx, db.ChangeLog().Begin); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -160,12 +153,8 @@ func (r *readConn) row(ctx context.Context, q string, args ...any) *sql.Row {
 // mark reads the change mark of the snapshot: the last change sequence on
 // SQLite, the snapshot itself on PostgreSQL.
 func (r *readConn) mark(ctx context.Context) (string, error) {
-	q := "SELECT CAST(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'CLONE_CHANGES'), 0) AS TEXT)"
-	if r.db.Kind() == engine.Postgres {
-		q = "SELECT CAST(txid_current_snapshot() AS TEXT)"
-	}
 	var m string
-	err := r.row(ctx, q).Scan(&m)
+	err := r.row(ctx, r.db.ChangeLog().Mark).Scan(&m)
 	return m, err
 }
 
@@ -174,36 +163,21 @@ func (r *readConn) mark(ctx context.Context) (string, error) {
 // identifier, the database, the table's oid and its file node (a rewrite,
 // a truncation or a restore changes one of them).
 func (r *readConn) identity(ctx context.Context, table string) (string, error) {
-	q := "SELECT 'rootpage ' || rootpage FROM sqlite_master WHERE type = 'table' AND name = $1"
-	args := []any{table}
-	if r.db.Kind() == engine.Postgres {
-		q = `SELECT (SELECT system_identifier::text FROM pg_control_system()) || ' ' || current_database() || ' ' || c.oid::text || ' ' || c.relfilenode::text
-			FROM pg_class c WHERE c.oid = to_regclass(quote_ident($1) || '.' || quote_ident($2))`
-		args = []any{r.db.Schema(), table}
-	}
+	cl := r.db.ChangeLog()
 	var id string
-	err := r.row(ctx, q, args...).Scan(&id)
+	err := r.row(ctx, cl.Identity, cl.TableArgs(table)...).Scan(&id)
 	return id, err
 }
 
 // capture finds how the table's changes are logged: its one primary-key
 // column and its clone triggers. ok is false when it has neither.
 func (r *readConn) capture(ctx context.Context, table string, cols []column) (capture, bool, error) {
-	keyQ := "SELECT name FROM pragma_table_info($1) WHERE pk > 0"
-	trigQ := "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = $1 AND name LIKE 'trg_clone_%'"
-	args := []any{table}
-	if r.db.Kind() == engine.Postgres {
-		rel := "to_regclass(quote_ident($1) || '.' || quote_ident($2))"
-		keyQ = `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
-			WHERE i.indisprimary AND i.indrelid = ` + rel
-		trigQ = "SELECT tgname FROM pg_trigger WHERE tgenabled <> 'D' AND tgname LIKE 'trg_clone_%' AND tgrelid = " + rel
-		args = []any{r.db.Schema(), table}
-	}
-	keys, err := r.names(ctx, keyQ, args...)
+	cl := r.db.ChangeLog()
+	keys, err := r.names(ctx, cl.PrimaryKey, cl.TableArgs(table)...)
 	if err != nil || len(keys) != 1 {
 		return capture{}, false, err
 	}
-	triggers, err := r.names(ctx, trigQ, args...)
+	triggers, err := r.names(ctx, cl.Triggers, cl.TableArgs(table)...)
 	if err != nil || len(triggers) == 0 {
 		return capture{}, false, err
 	}
@@ -217,7 +191,7 @@ func (r *readConn) capture(ctx context.Context, table string, cols []column) (ca
 	if !found {
 		return capture{}, false, nil
 	}
-	if r.db.Kind() == engine.SQLite {
+	if cl.InsertsByWatermark {
 		c.appendOnly = true
 		for _, t := range triggers {
 			if strings.HasSuffix(strings.ToLower(t), "_insert") {
@@ -248,12 +222,7 @@ func (r *readConn) names(ctx context.Context, q string, args ...any) ([]string, 
 // changedSince returns the condition on CLONE_CHANGES of the table's
 // changes past the mark, and its arguments.
 func changedSince(db *engine.DB, table, mark string) (string, []any) {
-	if db.Kind() == engine.Postgres {
-		return `TABLE_NAME = $1 AND CHANGE_SEQ >= txid_snapshot_xmin(CAST($2 AS txid_snapshot))
-			AND NOT txid_visible_in_snapshot(CHANGE_SEQ, CAST($2 AS txid_snapshot))`, []any{strings.ToUpper(table), mark}
-	}
-	n, _ := strconv.ParseInt(mark, 10, 64)
-	return "TABLE_NAME = $1 AND CHANGE_SEQ > $2", []any{strings.ToUpper(table), n}
+	return db.ChangeLog().Since, []any{strings.ToUpper(table), mark}
 }
 
 // changedKeys returns the keys logged past the mark.
@@ -283,8 +252,8 @@ func (r *readConn) changedKeys(ctx context.Context, table, mark string) ([]any, 
 func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mark, high string) (string, []any) {
 	key := `"` + strings.ReplaceAll(c.key.Name, `"`, `""`) + `"`
 	logged := "ROW_KEY"
-	if db.Kind() == engine.Postgres && c.key.typ == warehouse.BigInt {
-		logged = "CAST(ROW_KEY AS BIGINT)"
+	if c.key.typ == warehouse.BigInt {
+		logged = db.ChangeLog().IntegerKey
 	}
 	cond, args := changedSince(db, table, mark)
 	q := selectQuery(db, table, cols) + " WHERE " + key + " IN (SELECT " + logged + " FROM CLONE_CHANGES WHERE " + cond + ")"

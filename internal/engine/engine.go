@@ -378,6 +378,7 @@ type dialect interface {
 	copyOut(ctx context.Context, db *DB, query string, w io.Writer) error
 	refreshTriggers(ctx context.Context, tx *Tx) error
 	beforeAlter(ctx context.Context, tx *Tx, statement string) error
+	changeLog(schema string) ChangeLog
 }
 
 // Time scans a timestamp stored by either dialect (see records.Time, where

@@ -17,6 +17,16 @@ const (
 // IN-PROGRESS.
 func (s RunStatus) Ended() bool { return s != RunQueued && s != RunInProgress }
 
+// SLAStatus is a run's SLA status (AUD_PIPELINES_RUN_LOG.SLA_STATUS), set
+// when its pipeline has SLA_IN_HOURS.
+type SLAStatus string
+
+// SLA statuses.
+const (
+	SLAMet      SLAStatus = "MET"
+	SLABreached SLAStatus = "BREACHED"
+)
+
 // TaskRunStatus is a task run's status (AUD_TASK_RUN_LOG.STATUS): the
 // summary of the task's latest attempt under a run. It is never QUEUED.
 type TaskRunStatus string

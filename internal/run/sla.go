@@ -7,12 +7,13 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // The SLA statuses of a run (AUD_PIPELINES_RUN_LOG.SLA_STATUS).
 const (
-	SLAMet      = "MET"
-	SLABreached = "BREACHED"
+	SLAMet      = string(records.SLAMet)
+	SLABreached = string(records.SLABreached)
 )
 
 // Breach is a run that passed its pipeline's SLA_IN_HOURS, as the

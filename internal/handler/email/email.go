@@ -253,7 +253,7 @@ func summarise(ctx context.Context, db *engine.DB, t *handler.Task, enforceSLA b
 			}
 		}
 	}
-	breached := enforceSLA && r.SLAStatus.Valid && r.SLAStatus.String == slaBreached
+	breached := enforceSLA && r.SLAStatus.Valid && records.SLAStatus(r.SLAStatus.String) == records.SLABreached
 	sum.outcome = Decide(g.Tasks, rows, breached)
 	return sum, nil
 }

@@ -14,16 +14,13 @@ type Outcome string
 
 // The outcomes, in the order EMAIL_ON_STATUS lists them in messages.
 const (
-	Failed              Outcome = "FAILED"
+	Failed              Outcome = Outcome(records.RunFailed)
 	CompletedWithErrors Outcome = "COMPLETED_WITH_ERRORS"
-	Success             Outcome = "SUCCESS"
+	Success             Outcome = Outcome(records.RunSuccess)
 )
 
 // Outcomes are every outcome.
 var Outcomes = []Outcome{Failed, CompletedWithErrors, Success}
-
-// slaBreached is the SLA_STATUS of a run that passed its SLA_IN_HOURS.
-const slaBreached = "BREACHED"
 
 // outcomeList names the outcomes, separated by |.
 func outcomeList() string {
