@@ -511,21 +511,30 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 def _copy_text(batch, types):
     """The COPY text of a batch of rows for columns of the given types."""
     width = len(types)
-    for r in batch:
-        if len(r) != width:
-            raise ValueError("a row of the load has %d values for its %d columns" % (len(r), width))
-    cols = [_copy_column(col, t) for col, t in zip(zip(*batch), types)]
-    return "\n".join(map("\t".join, zip(*cols))) + "\n"
+    if set(map(len, batch)) != {width}:
+        bad = next(r for r in batch if len(r) != width)
+        raise ValueError("a row of the load has %d values for its %d columns" % (len(bad), width))
+    cols = list(zip(*batch))
+    if all(map(_copy_plain, cols)):
+        # integers and text without a character to escape: each row's
+        # fields are their str() as they are
+        rows = batch if set(map(type, batch)) == {tuple} else map(tuple, batch)
+        return "\n".join(map("\t".join(["%s"] * width).__mod__, rows)) + "\n"
+    fields = [_copy_column(col, t) for col, t in zip(cols, types)]
+    return "\n".join(map("\t".join, zip(*fields))) + "\n"
+
+
+def _copy_plain(col):
+    """Whether a column's COPY text fields are its values' str()."""
+    kinds = set(map(type, col))
+    return kinds == {int} or (kinds == {str} and _COPY_SPECIAL.search("".join(col)) is None)
 
 
 def _copy_column(col, t):
     """The COPY text fields of one column of a batch."""
-    kinds = set(map(type, col))
-    if kinds == {int}:
+    if _copy_plain(col):
         return list(map(str, col))
-    if kinds == {str}:
-        if _COPY_SPECIAL.search("".join(col)) is None:
-            return col
+    if set(map(type, col)) == {str}:
         return [v.translate(_COPY_ESCAPES) for v in col]
     return [_copy_value(v, t) for v in col]
 
