@@ -371,3 +371,49 @@ func TestLoadValuesAsJSONAndCopyText(t *testing.T) {
 		want(t, "rows loaded", strings.Contains(e.latest("vals").taskLog, "LOADED_ROWS = 12024\n"), true)
 	})
 }
+
+// failingLoader hands task.load rows that fail after the first batch: the
+// iterator raises, or a row has too few values.
+const failingLoader = `
+from etl_craft.scripting import ScriptResult
+
+def rows(how):
+    for i in range(7000):
+        if i == 6000:
+            if how == "raise":
+                raise RuntimeError("the source broke at row 6000")
+            yield (i,)
+        yield (i, "r%d" % i)
+
+def run(task):
+    how = task.input_params["how"]
+    try:
+        task.load("items", rows(how))
+    except Exception as e:
+        print("load failed:", e)
+        raise
+    return ScriptResult(0)
+`
+
+// A load whose rows fail after the first batch (on PostgreSQL, in the
+// middle of the COPY) fails the attempt with the script's error and leaves
+// the target empty and no staging table.
+func TestLoadFailingAfterTheFirstBatch(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		e.exec("CREATE TABLE staging.items (id BIGINT, name VARCHAR)")
+		e.script("failing.py", failingLoader)
+		id := e.task("failing", "failing.py", map[string]string{"INPUT_PARAMS": `{"how": "raise"}`})
+		for how, message := range map[string]string{"raise": "RuntimeError: the source broke at row 6000", "short": "has 1 values for its 2 columns"} {
+			e.setLoad(id, `{"how": "`+how+`"}`)
+			if out := e.run(); out.Status != run.RunFailed {
+				t.Fatalf("%s: %s", how, out)
+			}
+			a := e.latest("failing")
+			if !strings.Contains(a.message, message) || !strings.Contains(a.log, "load failed:") {
+				t.Fatalf("%s: ERROR_MESSAGE %q\n%s", how, a.message, a.log)
+			}
+			want(t, how+": rows", strings.Join(e.wh("SELECT COUNT(*) FROM staging.items"), ","), "0")
+			want(t, how+": staging tables", e.stages(), "")
+		}
+	})
+}
