@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"strconv"
 	"strings"
@@ -63,12 +64,31 @@ func stageAttempt(name string) (taskID, attemptID int64, ok bool) {
 // load receives the rows of one task.load and stages them: a table of the
 // attempt beside the target, holding the target's columns (or, for a new
 // table, the columns of the rows), filled by the warehouse's bulk load and
-// committed. The rows keep coming until the script's end message, even
-// after a failure, so that the pipe stays in step.
+// committed. The script sends its first batch with the request and waits
+// for the staged columns' types; then it sends the other batches until its
+// end message: as JSON, or, where the warehouse loads COPY text, as COPY
+// text the engine forwards to the server as it is. The batches keep coming
+// after a failure, so the engine reads them all to stay in step.
 func (s *session) load(ctx context.Context, req *request) (any, error) {
-	next := s.rowMessages()
-	err := s.stageLoad(ctx, req, next)
-	for range next { // drain what the failed load did not read
+	first, err := s.firstBatch()
+	if err != nil {
+		return nil, err
+	}
+	var rest iter.Seq2[rowBatch, error]
+	err = s.stageLoad(ctx, req, first, func(cols []warehouse.Column, copyText bool) (iter.Seq2[rowBatch, error], error) {
+		types := make([]string, len(cols))
+		for i, c := range cols {
+			types[i] = strings.ToLower(c.Type.String())
+		}
+		if err := s.answer(map[string]any{"types": types, "copy": copyText}); err != nil {
+			return nil, err
+		}
+		rest = s.rowMessages()
+		return rest, nil
+	})
+	if rest != nil {
+		for range rest { // drain what the failed load did not read
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -77,14 +97,38 @@ func (s *session) load(ctx context.Context, req *request) (any, error) {
 	return map[string]any{"rows": l.rows}, nil
 }
 
+// rowBatch is one batch of a load's rows: decoded JSON rows, or COPY text.
+type rowBatch struct {
+	rows [][]any
+	text []byte
+}
+
+// copyPrefix starts the line announcing a batch of COPY text: C, the
+// number of bytes of the text, and a newline; the text follows.
+const copyPrefix = 'C'
+
+// firstBatch reads the batch of JSON rows the script sends with its load
+// request.
+func (s *session) firstBatch() ([][]any, error) {
+	line, err := s.c.reqs.ReadBytes('\n')
+	if err != nil {
+		return nil, exit.Errorf(exit.Handler, "the script ended in the middle of a load")
+	}
+	if len(line) == 0 || line[0] != rowsPrefix {
+		return nil, exit.Errorf(exit.Handler, "the script's load request was not followed by its first batch of rows")
+	}
+	rows, err := parseRows(line[1:])
+	return rows, exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")
+}
+
 // rowMessages yields the batches of rows the script sends until its end
 // message; an abort message (the script's iterator failed) ends them with
 // the script's error. A goroutine reads and decodes a few batches ahead, so
 // the script keeps writing while the warehouse loads.
-func (s *session) rowMessages() iter.Seq2[[][]any, error] {
+func (s *session) rowMessages() iter.Seq2[rowBatch, error] {
 	type batch struct {
-		rows [][]any
-		err  error
+		rowBatch
+		err error
 	}
 	ahead := make(chan batch, 4)
 	go func() {
@@ -95,12 +139,26 @@ func (s *session) rowMessages() iter.Seq2[[][]any, error] {
 				ahead <- batch{err: exit.Errorf(exit.Handler, "the script ended in the middle of a load")}
 				return
 			}
-			if len(line) > 0 && line[0] == rowsPrefix {
+			switch {
+			case len(line) > 0 && line[0] == rowsPrefix:
 				rows, err := parseRows(line[1:])
-				ahead <- batch{rows: rows, err: exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")}
+				ahead <- batch{rowBatch: rowBatch{rows: rows}, err: exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")}
 				if err != nil {
 					return
 				}
+				continue
+			case len(line) > 0 && line[0] == copyPrefix:
+				n, err := strconv.Atoi(strings.TrimSpace(string(line[1:])))
+				if err != nil || n < 0 {
+					ahead <- batch{err: exit.Errorf(exit.Handler, "the script sent an unreadable batch header %q", line)}
+					return
+				}
+				text := make([]byte, n)
+				if _, err := io.ReadFull(s.c.reqs, text); err != nil {
+					ahead <- batch{err: exit.Errorf(exit.Handler, "the script ended in the middle of a load")}
+					return
+				}
+				ahead <- batch{rowBatch: rowBatch{text: text}}
 				continue
 			}
 			var req request
@@ -117,17 +175,21 @@ func (s *session) rowMessages() iter.Seq2[[][]any, error] {
 			}
 		}
 	}()
-	return func(yield func([][]any, error) bool) {
+	return func(yield func(rowBatch, error) bool) {
 		for b := range ahead {
-			if !yield(b.rows, b.err) || b.err != nil {
+			if !yield(b.rowBatch, b.err) || b.err != nil {
 				return
 			}
 		}
 	}
 }
 
-// stageLoad stages one load (see load).
-func (s *session) stageLoad(ctx context.Context, req *request, batches iter.Seq2[[][]any, error]) error {
+// stageLoad stages one load (see load): it creates the staging table,
+// bulk-loads the first batch, and calls ready with the staged columns and
+// whether the rest comes as COPY text; ready returns the rest of the
+// batches.
+func (s *session) stageLoad(ctx context.Context, req *request, first [][]any,
+	ready func(cols []warehouse.Column, copyText bool) (iter.Seq2[rowBatch, error], error)) error {
 	if req.Mode != modeAppend && req.Mode != modeReplace {
 		return exit.Errorf(exit.Handler, "task.load mode %q: use %q or %q", req.Mode, modeAppend, modeReplace)
 	}
@@ -152,12 +214,6 @@ func (s *session) stageLoad(ctx context.Context, req *request, batches iter.Seq2
 	if err != nil {
 		return exit.Wrap(exit.Handler, err, "could not describe %s", target.Full())
 	}
-	pull, stop := iter.Pull2(batches)
-	defer stop()
-	first, err, _ := pull()
-	if err != nil {
-		return err
-	}
 	cols, err := loadColumns(target, req.Columns, existing, first)
 	if err != nil {
 		return err
@@ -167,11 +223,59 @@ func (s *session) stageLoad(ctx context.Context, req *request, batches iter.Seq2
 	if _, err := tx.Exec(ctx, s.w.CreateTable(l.stage, cols)); err != nil {
 		return exit.Wrap(exit.Handler, err, "could not create the staging table %s", l.stage.Full())
 	}
-	rows := func(yield func([]any, error) bool) {
+	stageErr := func(err error) error {
+		return exit.Wrap(exit.Handler, err, "could not stage the rows for %s", target.Full())
+	}
+	n, err := tx.BulkLoad(ctx, l.stage, cols, jsonRows(target, cols, func(yield func(rowBatch, error) bool) { yield(rowBatch{rows: first}, nil) }))
+	if err != nil {
+		return stageErr(err)
+	}
+	copier, copyText := warehouse.TextCopierOf(tx)
+	if copyText {
+		// The server reads a timestamp's text without a zone in the
+		// session's zone; the engine's values without one are UTC.
+		if _, err := tx.Exec(ctx, "SET LOCAL TIME ZONE 'UTC'"); err != nil {
+			return stageErr(err)
+		}
+	}
+	rest, err := ready(cols, copyText)
+	if err != nil {
+		return err
+	}
+	var more int64
+	if copyText {
+		pull, stop := iter.Pull2(rest)
+		defer stop()
+		more, err = copier.CopyText(ctx, l.stage, cols, &copyReader{pull: pull})
+	} else {
+		more, err = tx.BulkLoad(ctx, l.stage, cols, jsonRows(target, cols, rest))
+	}
+	if err != nil {
+		return stageErr(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return exit.Wrap(exit.Handler, err, "could not commit the staging table %s", l.stage.Full())
+	}
+	l.rows = n + more
+	s.loads = append(s.loads, l)
+	s.log.Info("rows staged", "target", target.Full(), "mode", l.mode, "rows", l.rows, "staging_table", l.stage.Full())
+	return nil
+}
+
+// jsonRows gives the rows of batches of decoded JSON rows, each value
+// converted for its column.
+func jsonRows(target warehouse.Table, cols []warehouse.Column, batches iter.Seq2[rowBatch, error]) warehouse.Rows {
+	return func(yield func([]any, error) bool) {
 		row := make([]any, len(cols))
-		batch := first
-		for {
-			for _, r := range batch {
+		for b, err := range batches {
+			if err == nil && b.text != nil {
+				err = exit.Errorf(exit.Handler, "the script sent COPY text to a load of %s that takes JSON rows", target.Full())
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, r := range b.rows {
 				if len(r) != len(cols) {
 					yield(nil, exit.Errorf(exit.Handler, "a row of the load of %s has %d values for its %d columns", target.Full(), len(r), len(cols)))
 					return
@@ -187,29 +291,34 @@ func (s *session) stageLoad(ctx context.Context, req *request, batches iter.Seq2
 					return
 				}
 			}
-			var err error
-			var more bool
-			batch, err, more = pull()
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !more {
-				return
-			}
 		}
 	}
-	n, err := tx.BulkLoad(ctx, l.stage, cols, rows)
-	if err != nil {
-		return exit.Wrap(exit.Handler, err, "could not stage the rows for %s", target.Full())
+}
+
+// copyReader reads the COPY text of the batches pull gives, one after the
+// other; a batch of JSON rows, or the script's failure, is an error, which
+// aborts the COPY.
+type copyReader struct {
+	pull func() (rowBatch, error, bool)
+	text []byte
+}
+
+func (r *copyReader) Read(p []byte) (int, error) {
+	for len(r.text) == 0 {
+		b, err, more := r.pull()
+		switch {
+		case err != nil:
+			return 0, err
+		case !more:
+			return 0, io.EOF
+		case b.text == nil && len(b.rows) > 0:
+			return 0, exit.Errorf(exit.Handler, "the script sent JSON rows to a load that takes COPY text")
+		}
+		r.text = b.text
 	}
-	if err := tx.Commit(); err != nil {
-		return exit.Wrap(exit.Handler, err, "could not commit the staging table %s", l.stage.Full())
-	}
-	l.rows = n
-	s.loads = append(s.loads, l)
-	s.log.Info("rows staged", "target", target.Full(), "mode", l.mode, "rows", n, "staging_table", l.stage.Full())
-	return nil
+	n := copy(p, r.text)
+	r.text = r.text[n:]
+	return n, nil
 }
 
 // loadColumns chooses the staged columns: those the rows name (the

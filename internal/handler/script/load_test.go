@@ -302,3 +302,118 @@ func TestAFaultAfterTheOffsetKeepsTheOldOne(t *testing.T) {
 		want(t, "offset", e.offset(id), "NUMBER 9")
 	})
 }
+
+// valuesLoader loads the same awkward values twice into one table: in the
+// first batch (rows as JSON, which the engine converts) and after it (on
+// PostgreSQL, COPY text the engine forwards to the server), into a table
+// with typed columns and into a new one typed from the rows.
+const valuesLoader = `
+import datetime, decimal
+from etl_craft.scripting import ScriptResult
+
+UTC2 = datetime.timezone(datetime.timedelta(hours=2))
+VALUES = [
+    (None, "it's \"quoted\"", 1.5, True, datetime.datetime(2024, 1, 2, 3, 4, 5, 600000), 3),
+    ("tab\there", "new\nline", decimal.Decimal("12345678901234567890.0123456789"), False, datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC2), -5),
+    ("back\\slash \\N", "cr\rx", 3, None, datetime.date(2024, 5, 6), None),
+    ("é中😀", "", None, 1, "2024-05-06 07:08:09", 2 ** 62),
+    ("", " spaces ", -0.25, 0, None, 7),
+    ("\\N", "\\.", decimal.Decimal("0.00000000005"), "yes", "2024-05-06T07:08:09.123456+00:00", "12"),
+]
+COLUMNS = ["id", "s", "t", "n", "b", "ts", "k"]
+
+def rows(offset):
+    return [(offset + i + 1,) + v for i, v in enumerate(VALUES)]
+
+def run(task):
+    filler = [(1000 + i, None, "f", 0, False, None, 0) for i in range(6000)]
+    data = rows(0) + filler + rows(10000)
+    n = task.load("vals", data)
+    n += task.load("vals_new", [dict(zip(COLUMNS, r)) for r in data], mode="replace")
+    return ScriptResult(n)
+`
+
+// Awkward values read back the same whether they crossed the pipe as JSON
+// or as COPY text: NULLs, quotes, tabs, newlines, backslashes, \N, unicode,
+// empty strings, exact decimals, booleans from text and integers,
+// timestamps with and without a zone, dates, and text timestamps.
+func TestLoadValuesAsJSONAndCopyText(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		e.exec("CREATE TABLE staging.vals (id BIGINT, s VARCHAR, t VARCHAR, n DECIMAL(38, 10), b BOOLEAN, ts TIMESTAMP WITH TIME ZONE, k BIGINT)")
+		e.script("vals.py", valuesLoader)
+		e.task("vals", "vals.py", nil)
+		if out := e.run(); out.Status != run.RunSuccess {
+			a := e.latest("vals")
+			t.Fatalf("%s: %s\n%s", out, a.message, a.log)
+		}
+		for _, table := range []string{"vals", "vals_new"} {
+			q := "SELECT id, s, t, CAST(n AS VARCHAR), b, ts, k FROM staging." + table + " WHERE id < 1000 OR id > 10000 ORDER BY id"
+			got := e.wh(q)
+			if len(got) != 12 {
+				t.Fatalf("%s: %d rows: %q", table, len(got), got)
+			}
+			for i := range 6 {
+				first, _ := strings.CutPrefix(got[i], strconv.Itoa(i+1)+" ")
+				second, _ := strings.CutPrefix(got[i+6], strconv.Itoa(10001+i)+" ")
+				want(t, table+": row "+strconv.Itoa(i+1)+" as JSON and as COPY text", second, first)
+			}
+			if table == "vals" {
+				want(t, "vals: rows", strings.Join(got[:6], "|"), strings.Join([]string{
+					"1 NULL it's \"quoted\" 1.5000000000 true 2024-01-02 03:04:05.6 +0000 UTC 3",
+					"2 tab\there new\nline 12345678901234567890.0123456789 false 2024-01-02 01:04:05 +0000 UTC -5",
+					"3 back\\slash \\N cr\rx 3.0000000000 NULL 2024-05-06 00:00:00 +0000 UTC NULL",
+					"4 é中😀  NULL true 2024-05-06 07:08:09 +0000 UTC 4611686018427387904",
+					"5   spaces  -0.2500000000 false NULL 7",
+					"6 \\N \\. 0.0000000001 true 2024-05-06 07:08:09.123456 +0000 UTC 12",
+				}, "|"))
+			}
+		}
+		want(t, "rows loaded", strings.Contains(e.latest("vals").taskLog, "LOADED_ROWS = 12024\n"), true)
+	})
+}
+
+// failingLoader hands task.load rows that fail after the first batch: the
+// iterator raises, or a row has too few values.
+const failingLoader = `
+from etl_craft.scripting import ScriptResult
+
+def rows(how):
+    for i in range(7000):
+        if i == 6000:
+            if how == "raise":
+                raise RuntimeError("the source broke at row 6000")
+            yield (i,)
+        yield (i, "r%d" % i)
+
+def run(task):
+    how = task.input_params["how"]
+    try:
+        task.load("items", rows(how))
+    except Exception as e:
+        print("load failed:", e)
+        raise
+    return ScriptResult(0)
+`
+
+// A load whose rows fail after the first batch (on PostgreSQL, in the
+// middle of the COPY) fails the attempt with the script's error and leaves
+// the target empty and no staging table.
+func TestLoadFailingAfterTheFirstBatch(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		e.exec("CREATE TABLE staging.items (id BIGINT, name VARCHAR)")
+		e.script("failing.py", failingLoader)
+		id := e.task("failing", "failing.py", map[string]string{"INPUT_PARAMS": `{"how": "raise"}`})
+		for how, message := range map[string]string{"raise": "RuntimeError: the source broke at row 6000", "short": "has 1 values for its 2 columns"} {
+			e.setLoad(id, `{"how": "`+how+`"}`)
+			if out := e.run(); out.Status != run.RunFailed {
+				t.Fatalf("%s: %s", how, out)
+			}
+			a := e.latest("failing")
+			if !strings.Contains(a.message, message) || !strings.Contains(a.log, "load failed:") {
+				t.Fatalf("%s: ERROR_MESSAGE %q\n%s", how, a.message, a.log)
+			}
+			want(t, how+": rows", strings.Join(e.wh("SELECT COUNT(*) FROM staging.items"), ","), "0")
+			want(t, how+": staging tables", e.stages(), "")
+		}
+	})
+}

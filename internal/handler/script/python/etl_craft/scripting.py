@@ -185,6 +185,14 @@ class _Channel:
         self._out.write(json.dumps(batch, default=_default, separators=(",", ":"), ensure_ascii=False))
         self._out.write("\n")
 
+    def send_copy(self, text):
+        """A batch of load rows as COPY text: C, its length in bytes and a
+        newline, then the text."""
+        data = text.encode("utf-8")
+        self._out.write("C%d\n" % len(data))
+        self._out.flush()
+        self._out.buffer.write(data)
+
     def call(self, msg):
         self.send(msg)
         return self.answer()
@@ -466,17 +474,109 @@ class ScriptTask:
         if mode not in ("append", "replace"):
             raise ValueError('load mode must be "append" or "replace", not %r' % (mode,))
         columns, batches = _rows(rows)
+        batches = iter(batches)
+        first = next(batches, [])
         ch = self._ch
         ch.send({"op": "load", "table": str(table), "mode": mode, "columns": columns})
+        ch.send_rows(first)
+        staged = ch.answer()  # the staged columns' types, and how to send the rest
+        types = staged["types"]
         try:
             for batch in batches:
-                ch.send_rows(batch)
+                if staged["copy"]:
+                    ch.send_copy(_copy_text(batch, types))
+                else:
+                    ch.send_rows(batch)
         except BaseException as e:
             ch.send({"op": "abort", "error": "%s: %s" % (type(e).__name__, e)})
             ch.answer_quietly()
             raise
         ch.send({"op": "end"})
         return ch.answer()["rows"]
+
+
+# -- rows as COPY text ----------------------------------------------------------
+#
+# Where the warehouse loads PostgreSQL's COPY text format, the batches after
+# the first are written in it and the engine forwards them to the server as
+# they are; the server reads each field as its column's type. Each value is
+# written so that the server reads what the engine reads from the same value
+# sent as JSON (see loadValue in the engine): timestamps without a zone are
+# UTC, booleans true/false, lists and dicts as JSON text.
+
+_COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_text(batch, types):
+    """The COPY text of a batch of rows for columns of the given types."""
+    width = len(types)
+    if set(map(len, batch)) != {width}:
+        bad = next(r for r in batch if len(r) != width)
+        raise ValueError("a row of the load has %d values for its %d columns" % (len(bad), width))
+    cols = list(zip(*batch))
+    if all(map(_copy_plain, cols)):
+        # integers and text without a character to escape: each row's
+        # fields are their str() as they are
+        rows = batch if set(map(type, batch)) == {tuple} else map(tuple, batch)
+        return "\n".join(map("\t".join(["%s"] * width).__mod__, rows)) + "\n"
+    fields = [_copy_column(col, t) for col, t in zip(cols, types)]
+    return "\n".join(map("\t".join, zip(*fields))) + "\n"
+
+
+def _copy_plain(col):
+    """Whether a column's COPY text fields are its values' str()."""
+    kinds = set(map(type, col))
+    return kinds == {int} or (kinds == {str} and _COPY_SPECIAL.search("".join(col)) is None)
+
+
+def _copy_column(col, t):
+    """The COPY text fields of one column of a batch."""
+    if _copy_plain(col):
+        return list(map(str, col))
+    if set(map(type, col)) == {str}:
+        return [v.translate(_COPY_ESCAPES) for v in col]
+    return [_copy_value(v, t) for v in col]
+
+
+def _copy_value(v, t):
+    """The COPY text field of one value for a column of type t."""
+    if v is None:
+        return "\\N"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, datetime.datetime):
+        if getattr(v, "nanosecond", 0):
+            raise ValueError("%r has nanoseconds: the engine keeps microseconds" % (v,))
+        if t == "date":
+            return v.date().isoformat()
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=datetime.timezone.utc)
+        if t != "string":
+            return v.isoformat()
+        # as the engine writes a time as text: RFC 3339 in UTC
+        u = v.astimezone(datetime.timezone.utc)
+        frac = (".%06d" % u.microsecond).rstrip("0") if u.microsecond else ""
+        return u.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
+    if isinstance(v, datetime.date):
+        if t == "string":
+            return _copy_value(datetime.datetime(v.year, v.month, v.day), t)
+        return v.isoformat()
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        s = bytes(v).decode("utf-8", "replace")
+    elif isinstance(v, str):
+        s = v
+    elif isinstance(v, (dict, list, tuple, set, frozenset)):
+        s = json.dumps(v, default=_default, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    else:
+        s = str(v)
+    return s.translate(_COPY_ESCAPES)
 
 
 def _rows(rows):
