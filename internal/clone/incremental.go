@@ -203,20 +203,7 @@ func (r *readConn) capture(ctx context.Context, table string, cols []column) (ca
 }
 
 func (r *readConn) names(ctx context.Context, q string, args ...any) ([]string, error) {
-	rows, err := r.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
+	return engine.Strings(ctx, r.conn, q, args...)
 }
 
 // changedSince returns the condition on CLONE_CHANGES of the table's

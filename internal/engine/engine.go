@@ -409,7 +409,14 @@ func (tx *Tx) Tables(ctx context.Context) ([]string, error) {
 }
 
 func tables(ctx context.Context, q Querier, d dialect) ([]string, error) {
-	rows, err := q.QueryContext(ctx, d.tablesQuery())
+	return Strings(ctx, q, d.tablesQuery())
+}
+
+// Strings runs a query of one text column and returns its values in order.
+func Strings(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
