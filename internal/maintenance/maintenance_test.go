@@ -2,6 +2,7 @@ package maintenance_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -124,4 +125,56 @@ func TestLeaderOutlivesIdleTransactionTimeout(t *testing.T) {
 	if err := (&maintenance.Leader{DB: db}).Start(ctx); exit.CodeOf(err) != exit.LockTimeout {
 		t.Fatalf("a second leader after the idle timeout: %v", err)
 	}
+}
+
+// A minute on which more pipelines tick than one commit records: every tick
+// becomes one run, a tick recorded before is left as it is, and the ticker
+// says it queued runs.
+func TestTickerRecordsAManyPipelineMinuteInBatches(t *testing.T) {
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := acting()
+		b := pipelinetest.New(t, db)
+		const n = 250 // more than one commit's worth
+		for i := range n {
+			b.Pipeline(fmt.Sprintf("M%03d", i), "FULL")
+		}
+		start := time.Now().UTC().Format(time.DateOnly)
+		key := "schedule:" + start + "T00:00:00+00:00"
+		b.Exec("UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 0 * * *', SCHEDULE_TIMEZONE = 'UTC', SCHEDULE_START_DATE = $1", start)
+		// Another server recorded M007's tick already.
+		b.Exec(`INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_DATE, BACKFILL, RUN_KEY, TRIGGER_KIND)
+			VALUES ($1, 'QUEUED', $2, 'N', $3, 'SCHEDULE')`, b.PipelineID("M007"), start, key)
+		queued := make(chan struct{}, n)
+		tk := &maintenance.Ticker{DB: db, Every: 20 * time.Millisecond, Queued: func() { queued <- struct{}{} }}
+		if err := tk.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer tk.Stop()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var runs, keyed, pipelines int
+			if err := db.QueryRowContext(ctx, `SELECT count(*), count(CASE WHEN RUN_KEY = $1 THEN 1 END), count(DISTINCT PIPELINE_ID)
+				FROM AUD_PIPELINES_RUN_LOG WHERE TRIGGER_KIND = 'SCHEDULE' AND STATUS = 'QUEUED'`, key).Scan(&runs, &keyed, &pipelines); err != nil {
+				t.Fatal(err)
+			}
+			if runs == n && keyed == n && pipelines == n {
+				break
+			}
+			if time.Now().After(deadline) || runs > n {
+				t.Fatalf("%d queued runs (%d with key %s) of %d pipelines; want one each of %d", runs, keyed, key, pipelines, n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond) // more passes record nothing more
+		var runs, notes int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG").Scan(&runs); err != nil || runs != n {
+			t.Fatalf("%d runs after more passes, want %d: %v", runs, n, err)
+		}
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM AUD_RUN_INTERVENTIONS WHERE ACTION = 'NEW_RUN'").Scan(&notes); err != nil || notes != n-1 {
+			t.Fatalf("%d NEW_RUN interventions, want %d (none for the tick recorded before): %v", notes, n-1, err)
+		}
+		if len(queued) == 0 || len(queued) >= n-1 {
+			t.Fatalf("Queued was called %d times for %d runs queued in commits of many", len(queued), n-1)
+		}
+	})
 }

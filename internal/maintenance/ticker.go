@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/actor"
@@ -20,7 +21,7 @@ const TickEvery = time.Second
 var ScheduleActor = actor.Actor{Name: "schedule", Kind: actor.Schedule}
 
 // Ticker records the due schedule ticks of the active, unpaused pipelines
-// as runs (run.RecordTick), planned by schedule.Timetable.Due: QUEUED, or
+// as runs (run.RecordTicks), planned by schedule.Timetable.Due: QUEUED, or
 // SKIPPED when missed or overlapping. It rereads the pipelines' schedule
 // settings whenever CFG_ rows changed (AUD_METADATA_CHANGES grew), so a new
 // pipeline or a changed schedule needs no restart, and reads a pipeline's
@@ -31,8 +32,8 @@ type Ticker struct {
 	// SCHEDULE_TIMEZONE.
 	Zone   *time.Location
 	Logger *slog.Logger
-	// Queued is called after each run queued, so that the server admits it
-	// while the pass goes on; nil for none.
+	// Queued is called after each commit that queued runs, so that the
+	// server admits them while the pass goes on; nil for none.
 	Queued func()
 	// Every overrides TickEvery (tests, benchmarks); zero means TickEvery.
 	Every time.Duration
@@ -68,7 +69,14 @@ func (t *Ticker) Start(ctx context.Context) error {
 // Stop ends the ticker.
 func (t *Ticker) Stop() { t.loop.stop() }
 
-// pass records the ticks due now.
+// tickBatch bounds the ticks recorded in one transaction, so that the
+// server admits the first runs of a busy minute while the ticker records
+// the rest.
+const tickBatch = 100
+
+// pass records the ticks due now: it reads the runs of every pipeline whose
+// next tick is due in one go, plans their ticks, and records them
+// tickBatch to a transaction.
 func (t *Ticker) pass(ctx context.Context) {
 	log := logger(t.Logger)
 	if err := t.refresh(ctx); err != nil {
@@ -77,6 +85,17 @@ func (t *Ticker) pass(ctx context.Context) {
 		}
 		return
 	}
+	now := time.Now()
+	var due []int64
+	for id, p := range t.plans {
+		if p.next.IsZero() || !now.Before(p.next) {
+			due = append(due, id)
+		}
+	}
+	if len(due) == 0 {
+		return
+	}
+	slices.Sort(due)
 	paused, err := PausedPipelines(ctx, t.DB)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -84,45 +103,71 @@ func (t *Ticker) pass(ctx context.Context) {
 		}
 		return
 	}
-	now := time.Now()
-	for id, p := range t.plans {
-		if paused[id] || (!p.next.IsZero() && now.Before(p.next)) || ctx.Err() != nil {
-			continue
+	due = slices.DeleteFunc(due, func(id int64) bool { return paused[id] })
+	states, err := run.ReadTickStates(ctx, t.DB, due)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("could not read the scheduled runs; trying again", "error", err)
 		}
-		if err := t.record(ctx, id, p, now); err != nil {
-			log.Warn("could not record a schedule tick; trying again", "pipeline", p.code, "error", err)
+		return
+	}
+	var ticks []run.PlannedTick
+	next := make(map[int64]time.Time, len(due))
+	for _, id := range due {
+		st := states[id]
+		plan := t.plans[id].tt.Due(now, st.Last, st.Busy)
+		for _, tick := range plan.Ticks {
+			ticks = append(ticks, run.PlannedTick{PipelineID: id, Tick: tick})
 		}
+		next[id] = plan.Next
+	}
+	done := t.record(ctx, ticks)
+	// A pipeline plans its next tick once all its due ticks are recorded.
+	for _, pt := range ticks[done:] {
+		delete(next, pt.PipelineID)
+	}
+	for id, at := range next {
+		t.plans[id].next = at
 	}
 }
 
-// record plans the pipeline's due ticks and records them, each in its own
-// commit.
-func (t *Ticker) record(ctx context.Context, id int64, p *planned, now time.Time) error {
+// record records the ticks, tickBatch to a commit, and returns how many it
+// recorded before an error, which it logs.
+func (t *Ticker) record(ctx context.Context, ticks []run.PlannedTick) int {
 	ctx = actor.With(ctx, ScheduleActor)
-	st, err := run.ReadTickState(ctx, t.DB, id)
-	if err != nil {
-		return err
-	}
-	plan := p.tt.Due(now, st.Last, st.Busy)
-	for _, tick := range plan.Ticks {
-		runID, created, err := run.RecordTick(ctx, t.DB, id, tick)
-		if err != nil {
-			return err
+	log := logger(t.Logger)
+	done := 0
+	for batch := range slices.Chunk(ticks, tickBatch) {
+		if ctx.Err() != nil {
+			return done
 		}
-		if !created {
-			continue
+		recorded, err := run.RecordTicks(ctx, t.DB, batch)
+		done += len(recorded)
+		queued := false
+		for _, rt := range recorded {
+			if !rt.Created {
+				continue
+			}
+			status := run.RunQueued
+			if rt.Tick.Skipped {
+				status = run.RunSkipped
+			} else {
+				queued = true
+			}
+			log.Info("schedule tick", "pipeline", t.plans[rt.PipelineID].code, "pipeline_run_id", rt.RunID, "run_key", rt.Tick.RunKey,
+				"status", status, "reason", rt.Tick.Reason)
 		}
-		status := run.RunQueued
-		if tick.Skipped {
-			status = run.RunSkipped
-		} else if t.Queued != nil {
+		if queued && t.Queued != nil {
 			t.Queued()
 		}
-		logger(t.Logger).Info("schedule tick", "pipeline", p.code, "pipeline_run_id", runID, "run_key", tick.RunKey,
-			"status", status, "reason", tick.Reason)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("could not record schedule ticks; trying again", "error", err)
+			}
+			return done
+		}
 	}
-	p.next = plan.Next
-	return nil
+	return done
 }
 
 // refresh rereads the schedule settings when the CFG_ tables changed since

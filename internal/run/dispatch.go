@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
@@ -89,6 +90,8 @@ type dispatcher struct {
 	failuresFinal bool
 	// sla records the breach of a live run (sla.go).
 	sla slaWatch
+	// settled is the request's Settled, called once; nil for none.
+	settled func()
 }
 
 // checkEvery is how often a running supervisor checks that its run is
@@ -118,6 +121,9 @@ func (s *Supervisor) runPipeline(ctx context.Context, req Request, wind <-chan s
 	if paused, err := s.beforeRun(ctx, g, g.Tasks, &out); paused || err != nil {
 		return out, err
 	}
+	if req.Settled != nil {
+		req.Settled = sync.OnceFunc(req.Settled)
+	}
 	owner := NewOwner()
 	bctx, stopWait := windContext(ctx, wind)
 	b, err := s.bindRun(bctx, g, start{req: req, owner: owner, gated: !req.Force, kind: TriggerManual, key: req.RunKey, date: req.RunDate})
@@ -130,6 +136,7 @@ func (s *Supervisor) runPipeline(ctx context.Context, req Request, wind <-chan s
 	}
 	d := s.dispatcher(g, policies, b.run, owner)
 	d.force, d.wind = req.Force, wind
+	d.settled = req.Settled
 	if b.bypass != "" {
 		d.bypassed = append(d.bypassed, b.bypass)
 	}
@@ -307,6 +314,9 @@ func (d *dispatcher) admit(ctx context.Context, t *task, needed int) error {
 		return err
 	case !a.nextCheck.IsZero():
 		t.st, t.gateAt = gated, a.nextCheck
+		if d.settled != nil {
+			d.settled()
+		}
 	case a.queued.AttemptID != 0:
 		if a.bypass != "" {
 			d.bypassed = append(d.bypassed, t.t.Code+": "+a.bypass)
@@ -384,6 +394,9 @@ func (d *dispatcher) start(t *task, q queued) {
 			return
 		}
 		defer pool.release()
+		if d.settled != nil {
+			d.settled()
+		}
 		d.results <- d.s.execute(d.attempts, sl)
 	}()
 }

@@ -161,6 +161,11 @@ type Request struct {
 	IgnoreDependencies bool
 	// Reason is the operator's reason for an intervention.
 	Reason string
+	// Settled, when set, is called once a whole-pipeline run no longer
+	// waits to get going: its first attempt got a worker and starts, or
+	// its pipeline gate or a task's gate waits for an upstream. The server
+	// admits its next runs then.
+	Settled func()
 }
 
 // Outcome is how a command's run ended.

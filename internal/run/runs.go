@@ -101,6 +101,14 @@ type bound struct {
 // pipeline gate waits, and is admitted (or ended SKIPPED) by admitQueued; an
 // ungated run is created IN-PROGRESS at once.
 func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, st start) (bound, error) {
+	if st.gated {
+		// A gated command bound to a QUEUED run writes nothing before the
+		// gate's first look, whose transaction reads the run again: find it
+		// without taking a write transaction (SQLite has one writer).
+		if r, found, err := s.findRun(ctx, s.opts.DB, g, st); err == nil && found && r.Status == RunQueued {
+			return s.admitQueued(ctx, g, r, st)
+		}
+	}
 	var b bound
 	queued := false
 	bind := func(tx *wtx) error {
@@ -184,7 +192,7 @@ func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, st start) (
 // when a new run is to be created. A run of another date than the one asked
 // for is refused, and so is a backfill's run in progress for a plain run
 // that did not name it (or a plain run for a backfill).
-func (s *Supervisor) findRun(ctx context.Context, tx *wtx, g *pipeline.Graph, st start) (runRow, bool, error) {
+func (s *Supervisor) findRun(ctx context.Context, tx engine.Querier, g *pipeline.Graph, st start) (runRow, bool, error) {
 	code := g.Pipeline.Code
 	var runs []runRow
 	var err error
@@ -257,6 +265,7 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 	gt := gate.PipelineGate(r.ID, g, s.opts.GatePolicy, s.opts.GateWait)
 	db := context.WithoutCancel(ctx)
 	var lookErr error
+	settled := st.req.Settled
 	o, err := gate.Await(ctx, s.clock(), func(_ context.Context, now time.Time) (gate.Outcome, error) {
 		var o gate.Outcome
 		lookErr = inTx(db, s.opts.DB, func(tx *wtx) error {
@@ -271,6 +280,9 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 				return errNotQueued{cur[0]}
 			}
 			if o, err = gate.Evaluate(db, tx.Tx, gt, now); err != nil || o.Waiting() {
+				if o.Waiting() && settled != nil {
+					settled()
+				}
 				return err
 			}
 			if err := gate.Record(db, tx.Tx, r.ID, 0, o.Decisions); err != nil {

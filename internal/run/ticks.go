@@ -3,6 +3,9 @@ package run
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -18,59 +21,146 @@ type TickState struct {
 	Busy bool
 }
 
-// ReadTickState reads the pipeline's latest scheduled run and whether it
-// has queued or active work. RUN_KEYs of scheduled runs are fixed-width
-// UTC instants, so the greatest key is the latest tick.
-func ReadTickState(ctx context.Context, db *engine.DB, pipelineID int64) (TickState, error) {
-	var key sql.NullString
-	var busy int
-	err := db.QueryRowContext(ctx, `SELECT
-		(SELECT max(RUN_KEY) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID = $1 AND TRIGGER_KIND = $2),
-		(SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID = $1 AND STATUS IN ($3, $4))`,
-		pipelineID, TriggerSchedule, RunQueued, RunInProgress).Scan(&key, &busy)
-	if err != nil {
-		return TickState{}, exit.Wrap(exit.EngineDB, err, "could not read the scheduled runs of pipeline id %d", pipelineID)
-	}
-	st := TickState{Busy: busy > 0}
-	if key.Valid {
-		if st.Last, err = schedule.ParseRunKey(key.String); err != nil {
-			return TickState{}, exit.Wrap(exit.Metadata, err, "%s: pipeline id %d", runsTable, pipelineID)
+// tickStateChunk bounds the pipelines ReadTickStates asks about in one
+// statement, well under the bind-parameter limits of both dialects.
+const tickStateChunk = 500
+
+// ReadTickStates reads, for each of the pipelines, its latest scheduled run
+// and whether it has queued or active work, in one statement per
+// tickStateChunk pipelines. RUN_KEYs of scheduled runs are fixed-width UTC
+// instants, so the greatest key is the latest tick. A pipeline without runs
+// has the zero TickState.
+func ReadTickStates(ctx context.Context, db *engine.DB, pipelineIDs []int64) (map[int64]TickState, error) {
+	out := make(map[int64]TickState, len(pipelineIDs))
+	for ids := range slices.Chunk(pipelineIDs, tickStateChunk) {
+		args := []any{TriggerSchedule, RunQueued, RunInProgress}
+		marks := make([]string, len(ids))
+		for i, id := range ids {
+			args = append(args, id)
+			marks[i] = "$" + strconv.Itoa(len(args))
+		}
+		rows, err := db.QueryContext(ctx, `SELECT PIPELINE_ID,
+			max(CASE WHEN TRIGGER_KIND = $1 THEN RUN_KEY END),
+			sum(CASE WHEN STATUS IN ($2, $3) THEN 1 ELSE 0 END)
+			FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID IN (`+strings.Join(marks, ", ")+`) GROUP BY PIPELINE_ID`, args...)
+		if err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read the scheduled runs of %d pipelines", len(ids))
+		}
+		err = scanTickStates(rows, out)
+		rows.Close()
+		if err != nil {
+			return nil, err
 		}
 	}
-	return st, nil
+	return out, nil
 }
 
-// RecordTick records one schedule tick of the pipeline in a transaction of
-// its own, as the context's actor (the schedule): a QUEUED run, or a SKIPPED
-// one, with TRIGGER_KIND SCHEDULE, the tick's RUN_KEY and RUN_DATE, and a
-// NEW_RUN intervention giving the tick's reason. A tick recorded before (its
-// RUN_KEY exists: another server, or this one before a restart) is left as
-// it is, and created is false. A queued tick is announced on the events
-// channel.
-func RecordTick(ctx context.Context, db *engine.DB, pipelineID int64, t schedule.Tick) (id int64, created bool, err error) {
-	err = inTx(ctx, db, func(tx *wtx) error {
-		nr := newRun{PipelineID: pipelineID, Key: t.RunKey, TriggerKind: TriggerSchedule, RunDate: t.RunDate}
-		var err error
-		to := RunQueued
-		if t.Skipped {
-			to = RunSkipped
-			id, err = insertEndedRun(ctx, tx, nr, RunSkipped, time.Now())
-		} else {
-			id, err = insertRun(ctx, tx, nr)
+// scanTickStates adds the rows of ReadTickStates' statement to out.
+func scanTickStates(rows *sql.Rows, out map[int64]TickState) error {
+	for rows.Next() {
+		var id, busy int64
+		var key sql.NullString
+		if err := rows.Scan(&id, &key, &busy); err != nil {
+			return exit.Wrap(exit.EngineDB, err, "could not read the scheduled runs")
 		}
-		if err != nil {
-			return err
+		st := TickState{Busy: busy > 0}
+		if key.Valid {
+			last, err := schedule.ParseRunKey(key.String)
+			if err != nil {
+				return exit.Wrap(exit.Metadata, err, "%s: pipeline id %d", runsTable, id)
+			}
+			st.Last = last
 		}
-		if err := recordIntervention(ctx, tx, intervention{PipelineID: pipelineID, RunID: id, Action: "NEW_RUN", To: to, Reason: t.Reason}); err != nil {
-			return err
+		out[id] = st
+	}
+	return exit.Wrap(exit.EngineDB, rows.Err(), "could not read the scheduled runs")
+}
+
+// PlannedTick is one schedule tick of a pipeline, to record.
+type PlannedTick struct {
+	PipelineID int64
+	Tick       schedule.Tick
+}
+
+// RecordedTick is a PlannedTick once recorded: Created is false when a run
+// of the pipeline had its RUN_KEY already (another server, or this one
+// before a restart), and it was left as it is.
+type RecordedTick struct {
+	PlannedTick
+	RunID   int64
+	Created bool
+}
+
+// RecordTicks records schedule ticks in one transaction, as the context's
+// actor (the schedule): each a QUEUED run, or a SKIPPED one, with
+// TRIGGER_KIND SCHEDULE, the tick's RUN_KEY and RUN_DATE, and a NEW_RUN
+// intervention giving the tick's reason. A tick whose RUN_KEY exists is
+// left as it is. Queued ticks are announced on the events channel. When
+// another process records one of the keys meanwhile, the ticks are recorded
+// one transaction each instead. It returns the ticks recorded so far, in
+// order, with the error that stopped it.
+func RecordTicks(ctx context.Context, db *engine.DB, ticks []PlannedTick) ([]RecordedTick, error) {
+	out := make([]RecordedTick, 0, len(ticks))
+	err := inTx(ctx, db, func(tx *wtx) error {
+		out = out[:0]
+		queued := false
+		for _, pt := range ticks {
+			rt := RecordedTick{PlannedTick: pt}
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID = $1 AND RUN_KEY = $2",
+				pt.PipelineID, pt.Tick.RunKey).Scan(&n); err != nil {
+				return exit.Wrap(exit.EngineDB, err, "could not read the runs of pipeline id %d", pt.PipelineID)
+			}
+			if n == 0 {
+				id, err := recordTick(ctx, tx, pt)
+				if err != nil {
+					return err
+				}
+				rt.RunID, rt.Created = id, true
+				queued = queued || !pt.Tick.Skipped
+			}
+			out = append(out, rt)
 		}
-		if t.Skipped {
+		if !queued {
 			return nil
 		}
 		return tx.Notify(ctx, engine.EventQueued)
 	})
-	if exit.Is(err, exit.StaleTransition) {
-		return 0, false, nil // the key exists
+	if !exit.Is(err, exit.StaleTransition) {
+		if err != nil {
+			out = out[:0]
+		}
+		return out, err
 	}
-	return id, err == nil, err
+	if len(ticks) == 1 {
+		return []RecordedTick{{PlannedTick: ticks[0]}}, nil // the key exists
+	}
+	out = out[:0]
+	for i := range ticks {
+		one, err := RecordTicks(ctx, db, ticks[i:i+1])
+		if out = append(out, one...); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// recordTick inserts the run of one tick and its NEW_RUN intervention; a
+// run with the key makes it stale.
+func recordTick(ctx context.Context, tx *wtx, pt PlannedTick) (int64, error) {
+	t := pt.Tick
+	nr := newRun{PipelineID: pt.PipelineID, Key: t.RunKey, TriggerKind: TriggerSchedule, RunDate: t.RunDate}
+	to := RunQueued
+	var id int64
+	var err error
+	if t.Skipped {
+		to = RunSkipped
+		id, err = insertEndedRun(ctx, tx, nr, RunSkipped, time.Now())
+	} else {
+		id, err = insertRun(ctx, tx, nr)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return id, recordIntervention(ctx, tx, intervention{PipelineID: pt.PipelineID, RunID: id, Action: "NEW_RUN", To: to, Reason: t.Reason})
 }

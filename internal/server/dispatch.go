@@ -1,8 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
@@ -53,11 +57,14 @@ func (s *Server) dispatch(ctx context.Context) error {
 			}
 		}
 	}
+	// Oldest first, for as long as the server may get more runs going.
+	order := slices.SortedFunc(maps.Values(next), func(a, b openRun) int { return cmp.Compare(a.id, b.id) })
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[int64]time.Time{}
-	for pid, r := range next {
+	for _, r := range order {
+		pid := r.pipelineID
 		_, busy := s.active[pid]
 		if busy || held[pid] || paused[pid] || now.Before(s.failed[r.id]) {
 			continue
@@ -71,6 +78,9 @@ func (s *Server) dispatch(ctx context.Context) error {
 				continue
 			}
 		}
+		if !s.getGoing() {
+			continue // it stays as it is until a run under way settles (Wake)
+		}
 		s.active[pid] = r.id
 		s.runs.Add(1)
 		go s.execute(r)
@@ -79,10 +89,26 @@ func (s *Server) dispatch(ctx context.Context) error {
 	return nil
 }
 
+// getGoing takes a place among the runs the server gets going, false when
+// they are all taken.
+func (s *Server) getGoing() bool {
+	select {
+	case s.going <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // execute runs one run to its end, or until the server winds down.
 func (s *Server) execute(r openRun) {
 	defer s.runs.Done()
-	out, err := s.sup.Execute(s.hard, run.Request{PipelineCode: r.code, RunID: r.id}, s.wind)
+	settled := sync.OnceFunc(func() {
+		<-s.going
+		s.Wake() // the next QUEUED run may get going
+	})
+	out, err := s.sup.Execute(s.hard, run.Request{PipelineCode: r.code, RunID: r.id, Settled: settled}, s.wind)
+	settled()
 	s.mu.Lock()
 	delete(s.active, r.pipelineID)
 	if err != nil {

@@ -77,8 +77,19 @@ type Server struct {
 	// seen holds when the server first saw each QUEUED run that waits to
 	// settle (see dispatch).
 	seen map[int64]time.Time
-	runs sync.WaitGroup
+	// going holds a place for each run the server executes that has not
+	// settled yet (run.Request.Settled): one loading, being admitted, or
+	// waiting for a worker of the pool, polling its run meanwhile. Runs
+	// beyond GoingPerWorker per worker wait QUEUED, reading nothing.
+	going chan struct{}
+	runs  sync.WaitGroup
 }
+
+// GoingPerWorker is how many runs per worker of the pool the server gets
+// going at once (see Server.going): enough that a worker never waits for
+// a run's admission, few enough that the waiting runs' reads and the
+// admissions' writes do not slow the running tasks down.
+const GoingPerWorker = 4
 
 // Run is the server: it becomes the overseer (or fails at once, exit 14,
 // naming the overseer that is), starts the services, and supervises until
@@ -92,7 +103,8 @@ func Run(ctx context.Context, opts Options) error {
 			"Orchestration.Mode is remote: the orchestrator runs the tasks, so there is nothing for a server to supervise; only local mode runs a server")
 	}
 	s := &Server{opts: opts, db: p.DB, sup: p.Supervisor(), log: opts.Logger, wake: make(chan struct{}, 1),
-		wind: make(chan struct{}), active: map[int64]int64{}, failed: map[int64]time.Time{}}
+		wind: make(chan struct{}), active: map[int64]int64{}, failed: map[int64]time.Time{},
+		going: make(chan struct{}, GoingPerWorker*max(p.Config.Orchestration.MaxParallelTasks, 1))}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
