@@ -14,6 +14,7 @@
 #   ETL_CRAFT_BENCH_ROWS         AUD_ACTIONS rows (default 1000000)
 #   ETL_CRAFT_BENCH_INSERT_ROWS  rows the INSERT path writes (default 100000)
 #   ETL_CRAFT_BENCH_ENGINES      Engine DBs, comma-separated (default sqlite,postgres)
+#   ETL_CRAFT_BENCH_WAREHOUSES   warehouses, comma-separated (default postgres,duckdb)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${ETL_CRAFT_TEST_PG:?set ETL_CRAFT_TEST_PG to a PostgreSQL administrator URL (scripts/test.sh starts a server)}"

@@ -39,7 +39,8 @@ import (
 //
 // It reports rows per second, from the fastest iteration of each, and the
 // ratios of the clone to each.
-// ETL_CRAFT_BENCH_ENGINES lists the Engine DBs (default sqlite,postgres).
+// ETL_CRAFT_BENCH_ENGINES lists the Engine DBs (default sqlite,postgres),
+// ETL_CRAFT_BENCH_WAREHOUSES the warehouses (default postgres,duckdb).
 //
 //	bench/clone/run.sh
 //	go test ./internal/clone -run '^$' -bench Clone -benchtime 3x -timeout 60m
@@ -47,13 +48,14 @@ func BenchmarkClone(b *testing.B) {
 	rows := envInt(b, "ETL_CRAFT_BENCH_ROWS", 1_000_000)
 	insertRows := min(rows, envInt(b, "ETL_CRAFT_BENCH_INSERT_ROWS", 100_000))
 	engines := strings.Split(envOr("ETL_CRAFT_BENCH_ENGINES", "sqlite,postgres"), ",")
+	warehouses := strings.Split(envOr("ETL_CRAFT_BENCH_WAREHOUSES", "postgres,duckdb"), ",")
 	for _, ek := range engines {
 		b.Run(ek, func(b *testing.B) {
 			db := pipelinetest.DB(b, engine.Kind(ek))
 			fillActions(b, db, rows)
-			for _, wk := range []warehouse.Kind{warehouse.Postgres, warehouse.DuckDB} {
-				b.Run(string(wk), func(b *testing.B) {
-					benchClone(b, db, wk, rows, insertRows)
+			for _, wk := range warehouses {
+				b.Run(wk, func(b *testing.B) {
+					benchClone(b, db, warehouse.Kind(wk), rows, insertRows)
 				})
 			}
 		})

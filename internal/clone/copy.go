@@ -2,6 +2,7 @@ package clone
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -87,11 +88,12 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 	out := Table{Engine: displayName(name), Mirror: mirror, Created: p.created, Added: p.added}
 	c.report(Progress{Table: out.Engine, Mirror: mirror.Full()})
 
-	r, err := beginRead(ctx, c.db)
+	reads, err := beginReads(ctx, c.db, readers)
 	if err != nil {
 		return Table{}, fmt.Errorf("reading the Engine DB table: %w", err)
 	}
-	defer r.end()
+	defer endReads(reads)
+	r := reads[0]
 	k, err := c.keep(ctx, r, name, mirror, cols, existing)
 	if err != nil {
 		return Table{}, fmt.Errorf("reading the Engine DB table's changes: %w", err)
@@ -114,7 +116,7 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 		if _, err = tx.Exec(ctx, c.w.Truncate(mirror)); err != nil {
 			return Table{}, err
 		}
-		out.Copied, err = c.load(ctx, tx, selectQuery(c.db, name, cols), cols, mirror, p.load, progress)
+		out.Copied, err = c.load(ctx, tx, reads, name, cols, k, mirror, p.load, progress)
 	}
 	if err != nil {
 		return Table{}, err
@@ -250,24 +252,80 @@ func (c *copier) catchUp(ctx context.Context, tx warehouse.Tx, r *readConn, name
 		return 0, fmt.Errorf("reading the Engine DB table: %w", err)
 	}
 	defer rs.Close()
-	return tx.BulkLoad(ctx, mirror, load, stream(ctx, rs, cols, progress))
+	return tx.BulkLoad(ctx, mirror, load, stream(ctx, []*sql.Rows{rs}, cols, progress))
 }
 
-// load writes the rows of query, whose columns are cols, into the load
-// columns of mirror in the open transaction tx, and returns how many it
-// wrote. Between two PostgreSQL servers the rows go from one COPY to the
-// other as text; otherwise they are read in batches and bulk loaded.
-func (c *copier) load(ctx context.Context, tx warehouse.Tx, query string, cols []column,
+// load writes every row of the Engine table, whose columns are cols, into
+// the load columns of mirror in the open transaction tx, and returns how
+// many it wrote. Between two PostgreSQL servers the rows go from one COPY to
+// the other as text; otherwise they are read in batches and bulk loaded,
+// each of the snapshots of reads reading one range of the table's integer
+// key when it has one, the first alone otherwise.
+func (c *copier) load(ctx context.Context, tx warehouse.Tx, reads []*readConn, name string, cols []column, k kept,
 	mirror warehouse.Table, load []warehouse.Column, progress func(rows int64)) (int64, error) {
+	query := selectQuery(c.db, name, cols)
 	if tc, ok := warehouse.TextCopierOf(tx); ok && c.db.Capabilities().CopyOut {
 		return copyText(ctx, c.db, query, tc, mirror, load, progress)
 	}
-	rs, err := c.db.QueryContext(ctx, query)
+	var sets []*sql.Rows
+	defer func() {
+		for _, rs := range sets {
+			rs.Close()
+		}
+	}()
+	ranges, err := keyRanges(ctx, reads, name, cols, k)
 	if err != nil {
-		return 0, fmt.Errorf("reading the Engine DB table: %w", err)
+		return 0, fmt.Errorf("reading the Engine DB table's keys: %w", err)
 	}
-	defer rs.Close()
-	return tx.BulkLoad(ctx, mirror, load, stream(ctx, rs, cols, progress))
+	if ranges == nil {
+		ranges = []keyRange{{}}
+	}
+	for i, kr := range ranges {
+		q, args := query, []any(nil)
+		if kr.key != "" {
+			q += " WHERE " + kr.key + " BETWEEN $1 AND $2"
+			args = []any{kr.lo, kr.hi}
+		}
+		rs, err := reads[i].query(ctx, q, args...)
+		if err != nil {
+			return 0, fmt.Errorf("reading the Engine DB table: %w", err)
+		}
+		sets = append(sets, rs)
+	}
+	return tx.BulkLoad(ctx, mirror, load, stream(ctx, sets, cols, progress))
+}
+
+// keyRange is the rows of one reader: those whose key (quoted) lies from
+// lo to hi; all rows when key is "".
+type keyRange struct {
+	key    string
+	lo, hi int64
+}
+
+// keyRanges splits the table's integer primary key, from its lowest to its
+// highest value in the snapshot, into one range of equal width per read;
+// nil when the table has no such key, or too few rows to be worth it.
+func keyRanges(ctx context.Context, reads []*readConn, name string, cols []column, k kept) ([]keyRange, error) {
+	if len(reads) < 2 || !k.captured || k.capture.key.typ != warehouse.BigInt {
+		return nil, nil
+	}
+	key := `"` + strings.ReplaceAll(k.capture.key.Name, `"`, `""`) + `"`
+	var lo, hi sql.NullInt64
+	q := "SELECT MIN(" + key + "), MAX(" + key + ") FROM (" + selectQuery(reads[0].db, name, []column{k.capture.key}) + ") AS k"
+	if err := reads[0].row(ctx, q).Scan(&lo, &hi); err != nil {
+		return nil, err
+	}
+	n := int64(len(reads))
+	if !lo.Valid || hi.Int64-lo.Int64 < n*batchRows {
+		return nil, nil
+	}
+	width := (hi.Int64-lo.Int64)/n + 1
+	out := make([]keyRange, n)
+	for i := range out {
+		out[i] = keyRange{key: key, lo: lo.Int64 + int64(i)*width, hi: lo.Int64 + int64(i+1)*width - 1}
+	}
+	out[n-1].hi = hi.Int64
+	return out, nil
 }
 
 // alter runs a mirror's DDL in a transaction of its own, before the rows are

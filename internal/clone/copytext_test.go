@@ -2,6 +2,7 @@ package clone
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -61,7 +62,7 @@ func rowPath(t *testing.T, db *engine.DB, tg *target, name, copyName string) str
 		if err != nil {
 			return err
 		}
-		_, err = tx.BulkLoad(ctx, mirror, load, stream(ctx, rs, cols, nil))
+		_, err = tx.BulkLoad(ctx, mirror, load, stream(ctx, []*sql.Rows{rs}, cols, nil))
 		return err
 	})
 	return tg.mirror(copyName)

@@ -136,6 +136,78 @@ func beginRead(ctx context.Context, db *engine.DB) (*readConn, error) {
 	return &readConn{db: db, conn: conn}, nil
 }
 
+// readers is how many Engine DB connections read the rows of a full copy,
+// each a range of the table's integer key: one reader cannot keep up with
+// DuckDB's appender, two can.
+const readers = 2
+
+// beginReads opens n read connections holding one and the same snapshot,
+// the first of them the one a table's copy reads its state from. On
+// PostgreSQL the first exports its snapshot and the others take it; on
+// SQLite, which cannot share a snapshot, each starts its own while a write
+// lock held by one more connection keeps any commit out, so all see the
+// same last commit. The lock is given back once they have started.
+func beginReads(ctx context.Context, db *engine.DB, n int) (rs []*readConn, err error) {
+	defer func() {
+		if err != nil {
+			endReads(rs)
+			rs = nil
+		}
+	}()
+	if db.Kind() == engine.Postgres {
+		r, err := beginRead(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+		var snap string
+		if n > 1 {
+			if err := r.row(ctx, "SELECT pg_export_snapshot()").Scan(&snap); err != nil {
+				return rs, fmt.Errorf("exporting the read snapshot: %w", err)
+			}
+		}
+		for len(rs) < n {
+			r, err := beginRead(ctx, db)
+			if err != nil {
+				return rs, err
+			}
+			rs = append(rs, r)
+			if _, err := r.conn.ExecContext(ctx, "SET TRANSACTION SNAPSHOT '"+snap+"'"); err != nil {
+				return rs, fmt.Errorf("taking the exported read snapshot: %w", err)
+			}
+		}
+		return rs, nil
+	}
+	lock, err := db.SQL().Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return nil, fmt.Errorf("holding commits back while the read snapshots start: %w", err)
+	}
+	defer func() { _, _ = lock.ExecContext(context.Background(), "ROLLBACK") }()
+	for len(rs) < n {
+		r, err := beginRead(ctx, db)
+		if err != nil {
+			return rs, err
+		}
+		rs = append(rs, r)
+		var tables int64
+		if err := r.row(ctx, "SELECT COUNT(*) FROM sqlite_master").Scan(&tables); err != nil {
+			return rs, fmt.Errorf("starting a read snapshot: %w", err)
+		}
+	}
+	return rs, nil
+}
+
+// endReads ends every snapshot of rs.
+func endReads(rs []*readConn) {
+	for _, r := range rs {
+		r.end()
+	}
+}
+
 // end rolls the snapshot back and gives the connection back.
 func (r *readConn) end() {
 	_, _ = r.conn.ExecContext(context.Background(), "ROLLBACK")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -136,32 +137,38 @@ type batch struct {
 	err  error
 }
 
-// stream returns the rows of rs as a bulk load's row iterator. A goroutine
-// reads them in batches of batchRows, at most batchesInFlight batches at a
-// time, so the Engine DB is read while the warehouse writes, and no more
-// than those batches are ever held. progress is called with the rows handed
-// over so far after each batch. rs is closed when the iteration ends.
-func stream(ctx context.Context, rs *sql.Rows, cols []column, progress func(rows int64)) warehouse.Rows {
+// stream returns the rows of sets, one after another in the order their
+// batches are read, as a bulk load's row iterator. A goroutine per set reads
+// it in batches of batchRows, with at most batchesInFlight batches per set
+// at a time, so the Engine DB is read while the warehouse writes, and no
+// more than those batches are ever held. progress is called with the rows
+// handed over so far after each batch. Each set is closed when the
+// iteration ends.
+func stream(ctx context.Context, sets []*sql.Rows, cols []column, progress func(rows int64)) warehouse.Rows {
 	return func(yield func([]any, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		n := len(cols)
-		full := make(chan *batch, batchesInFlight)
-		free := make(chan *batch, batchesInFlight)
-		for range batchesInFlight {
+		batches := batchesInFlight * len(sets)
+		full := make(chan *batch, batches)
+		free := make(chan *batch, batches)
+		for range batches {
 			free <- &batch{vals: make([]any, n*batchRows)}
 		}
-		done := make(chan struct{})
+		var readers sync.WaitGroup
+		for _, rs := range sets {
+			readers.Go(func() {
+				defer rs.Close()
+				readBatches(ctx, rs, cols, free, full)
+			})
+		}
 		go func() {
-			defer close(done)
-			defer close(full)
-			defer rs.Close()
-			readBatches(ctx, rs, cols, free, full)
+			readers.Wait()
+			close(full)
 		}()
 		defer func() {
 			cancel()
 			for range full {
 			}
-			<-done
 		}()
 		var handed int64
 		for b := range full {

@@ -59,8 +59,8 @@ func newDecimal(r *big.Rat) decimal {
 
 // canonical converts v to the canonical value of type t (see above).
 func canonical(t Type, v any) (any, error) {
-	if v == nil {
-		return nil, nil
+	if v == nil || isCanonical(t, v) {
+		return v, nil
 	}
 	switch t {
 	case Boolean:
@@ -86,6 +86,23 @@ func canonical(t Type, v any) (any, error) {
 		return toText(v)
 	}
 	return nil, fmt.Errorf("unknown column type %s", t)
+}
+
+// isCanonical reports whether v already is the canonical value of type t,
+// which canonical then returns as it is rather than boxing it again: a bulk
+// load converts millions of values.
+func isCanonical(t Type, v any) bool {
+	switch x := v.(type) {
+	case int64:
+		return t == BigInt
+	case string:
+		return t == String
+	case bool:
+		return t == Boolean
+	case time.Time:
+		return t == Timestamp && x.Location() == time.UTC && x.Nanosecond()%1000 == 0 && x == x.Round(0)
+	}
+	return false
 }
 
 func toBool(v any) (any, error) {
