@@ -23,9 +23,15 @@ import (
 // database, and its current schema (the Engine DB's, from its search_path).
 const homeQuery = `SELECT system_identifier::text, current_database(), current_schema() FROM pg_control_system()`
 
-// home is where a PostgreSQL connection is, as homeQuery reports it.
-type home struct {
-	cluster, database, schema string
+// Home is where a PostgreSQL connection is, as the server reports it.
+type Home struct {
+	// Cluster is the system identifier initdb gave the cluster.
+	Cluster string
+	// Database is the connection's current_database().
+	Database string
+	// Schema is the connection's current_schema(): for the Engine DB, its
+	// own schema.
+	Schema string
 }
 
 // CheckTarget checks the schema a clone writes into through the open
@@ -46,41 +52,50 @@ func CheckTarget(ctx context.Context, db *engine.DB, kind warehouse.Kind, w ware
 
 // MayBeEngineDB reports whether a warehouse of the kind can be the Engine
 // DB's own database: a PostgreSQL warehouse of an Engine DB on a PostgreSQL
-// server. Only then does RefuseEngineSchema ask the servers.
+// server. Only then does SameDatabase ask the servers.
 func MayBeEngineDB(db *engine.DB, kind warehouse.Kind) bool {
 	return db.Capabilities().Server && authmode.Of(string(kind)).PostgresServer
 }
 
-// RefuseEngineSchema returns a configuration error (exit 3) when schema, in
-// the open warehouse w of the kind, is the Engine DB's own schema in the
-// same database: both connections reach the same cluster (its system
-// identifier) and database, and the schema is the Engine DB connection's
-// current schema, compared without case as mirrors are looked up. Cloning
-// there would empty the tables it copies. Any other pair of kinds is never
-// the same database and is not asked.
-func RefuseEngineSchema(ctx context.Context, db *engine.DB, kind warehouse.Kind, w warehouse.Warehouse, schema string) error {
+// SameDatabase reports whether the open warehouse w of the kind is in the
+// Engine DB's own database: both connections reach the same PostgreSQL
+// cluster (its system identifier) and the same database, whatever the
+// configuration calls their servers. It returns where the Engine DB is.
+// Any other pair of kinds (MayBeEngineDB) is never the same database and is
+// not asked.
+func SameDatabase(ctx context.Context, db *engine.DB, kind warehouse.Kind, w warehouse.Warehouse) (bool, Home, error) {
+	var engineHome Home
 	if !MayBeEngineDB(db, kind) {
-		return nil
+		return false, engineHome, nil
 	}
-	var engineHome home
-	if err := db.QueryRowContext(ctx, homeQuery).Scan(&engineHome.cluster, &engineHome.database, &engineHome.schema); err != nil {
-		return exit.Wrap(exit.EngineDB, err, "could not ask the Engine DB which server and database it is, to tell whether the warehouse is the same")
+	if err := db.QueryRowContext(ctx, homeQuery).Scan(&engineHome.Cluster, &engineHome.Database, &engineHome.Schema); err != nil {
+		return false, engineHome, exit.Wrap(exit.EngineDB, err, "could not ask the Engine DB which server and database it is, to tell whether the warehouse is the same")
 	}
 	warehouseHome, err := warehouseHome(ctx, w)
 	if err != nil {
-		return fmt.Errorf("could not ask the warehouse %s which server and database it is, to tell whether it is the Engine DB's: %w", w, err)
+		return false, engineHome, fmt.Errorf("could not ask the warehouse %s which server and database it is, to tell whether it is the Engine DB's: %w", w, err)
 	}
-	if engineHome.cluster == warehouseHome.cluster && engineHome.database == warehouseHome.database && strings.EqualFold(engineHome.schema, schema) {
-		return ownSchemaError(schema, engineHome.database,
-			fmt.Sprintf(" (the Engine DB's and the warehouse's connections reach the same PostgreSQL server, system identifier %s)", engineHome.cluster))
+	return engineHome.Cluster == warehouseHome.Cluster && engineHome.Database == warehouseHome.Database, engineHome, nil
+}
+
+// RefuseEngineSchema returns a configuration error (exit 3) when schema, in
+// the open warehouse w of the kind, is the Engine DB's own schema in the
+// same database (SameDatabase): the schema is the Engine DB connection's
+// current schema, compared without case as mirrors are looked up. Cloning
+// there would empty the tables it copies.
+func RefuseEngineSchema(ctx context.Context, db *engine.DB, kind warehouse.Kind, w warehouse.Warehouse, schema string) error {
+	same, engineHome, err := SameDatabase(ctx, db, kind, w)
+	if err != nil || !same || !strings.EqualFold(engineHome.Schema, schema) {
+		return err
 	}
-	return nil
+	return ownSchemaError(schema, engineHome.Database,
+		fmt.Sprintf(" (the Engine DB's and the warehouse's connections reach the same PostgreSQL server, system identifier %s)", engineHome.Cluster))
 }
 
 // warehouseHome runs homeQuery through the warehouse, in a transaction it
 // rolls back.
-func warehouseHome(ctx context.Context, w warehouse.Warehouse) (home, error) {
-	var h home
+func warehouseHome(ctx context.Context, w warehouse.Warehouse) (Home, error) {
+	var h Home
 	tx, err := w.Begin(ctx)
 	if err != nil {
 		return h, err
@@ -98,7 +113,7 @@ func warehouseHome(ctx context.Context, w warehouse.Warehouse) (home, error) {
 		return h, fmt.Errorf("pg_control_system() returned no row")
 	}
 	var schema *string // NULL when the warehouse's search_path names no schema that exists
-	if err := rows.Scan(&h.cluster, &h.database, &schema); err != nil {
+	if err := rows.Scan(&h.Cluster, &h.Database, &schema); err != nil {
 		return h, err
 	}
 	return h, rows.Err()

@@ -63,11 +63,20 @@ func each(t *testing.T, body func(t *testing.T, e *env)) {
 // newEnv makes the project: pipeline P registered, no task yet.
 func newEnv(t testing.TB, kind warehouse.Kind, ek engine.Kind) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), logs: &bytes.Buffer{}}
-	where := filepath.Join(e.dir, "warehouse.duckdb")
+	db := pipelinetest.DB(t, ek)
+	where := filepath.Join(t.TempDir(), "warehouse.duckdb")
 	if kind == warehouse.Postgres {
 		where = enginetest.NewPGDatabase(t)
 	}
+	return newEnvOn(t, db, where)
+}
+
+// newEnvOn makes the project on the Engine DB db and the warehouse where
+// (a DuckDB file, or a postgres:// URL), creating schema staging in it:
+// pipeline P registered, no task yet.
+func newEnvOn(t testing.TB, db *engine.DB, where string) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), logs: &bytes.Buffer{}, db: db}
 	var err error
 	if e.opts, err = warehouseOptions(where); err != nil {
 		t.Fatal(err)
@@ -76,7 +85,6 @@ func newEnv(t testing.TB, kind warehouse.Kind, ek engine.Kind) *env {
 	if err := os.Mkdir(filepath.Join(e.dir, "ingestion_scripts"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e.db = pipelinetest.DB(t, ek)
 	e.b = pipelinetest.New(t, e.db)
 	e.b.Pipeline("P", "INCREMENTAL")
 	e.logDir = filepath.Join(e.dir, "logs")

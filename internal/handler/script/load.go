@@ -8,14 +8,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/etl-craft/etl-craft/internal/clone"
+	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
-// FaultAfterLoad is the fault point after a load is published in the
-// warehouse and before the attempt's outcome is recorded.
+// FaultAfterLoad is the fault point after the loads are published and
+// before the attempt's outcome commits: after the warehouse committed them,
+// or, where they publish in the Engine DB transaction recording the
+// outcome, after their statements ran in it.
 const FaultAfterLoad = "script.after_load"
 
 // The load modes of task.load.
@@ -365,29 +369,192 @@ func loadColumns(target warehouse.Table, named *[]string, existing []warehouse.C
 	return cols, nil
 }
 
-// publish makes the staged loads of a successful script visible, each in
-// one warehouse transaction that also notes it in the ledger: append adds
-// the staged rows to the target (or renames the staging table into place
-// when there is no target), replace drops the target and renames the
+// publish makes the staged loads of a successful script visible: append
+// adds the staged rows to the target (or renames the staging table into
+// place when there is no target), replace drops the target and renames the
 // staging table in its place. A load an earlier attempt of the task run
 // already published, and whose outcome was never recorded, is not
 // published again.
-func (s *session) publish(ctx context.Context) (loaded int64, err error) {
+//
+// Where the warehouse is the Engine DB's own database and the Engine DB's
+// role may write the loads' tables (withOutcome), nothing is published
+// here: publish returns the function that publishes the loads inside the
+// Engine DB transaction recording the attempt's SUCCESS and offset, so all
+// commit together or not at all. Otherwise each load is published now, in a
+// warehouse transaction of its own that notes it in the ledger, and inTx is
+// nil.
+func (s *session) publish(ctx context.Context) (loaded int64, inTx func(context.Context, *engine.Tx) error, err error) {
+	if len(s.loads) == 0 {
+		return 0, nil, nil
+	}
+	if s.withOutcome(ctx) {
+		return s.publishWithOutcome(ctx)
+	}
 	for _, l := range s.loads {
 		n, err := s.publishOne(ctx, l)
 		if err != nil {
-			return loaded, err
+			return loaded, nil, err
 		}
 		loaded += n
 	}
-	if len(s.loads) > 0 {
-		if err := fault.Point(FaultAfterLoad); err != nil {
-			return loaded, err
-		}
-	}
-	return loaded, nil
+	return loaded, nil, fault.Point(FaultAfterLoad)
 }
 
+// withOutcome reports whether the loads publish in the Engine DB
+// transaction that records the attempt's outcome: the warehouse is in the
+// Engine DB's own PostgreSQL database (clone.SameDatabase), and the Engine
+// DB's role may do what publishing every load does (engineMayPublish). It
+// logs which path the loads take, and why.
+func (s *session) withOutcome(ctx context.Context) bool {
+	twoSteps := func(why string, args ...any) bool {
+		s.log.Info("the loads publish in the warehouse before the attempt's outcome and offset commit in the Engine DB: "+why, args...)
+		return false
+	}
+	if err := s.use(ctx); err != nil {
+		return twoSteps("the warehouse could not be asked whether it is the Engine DB's database", "error", err)
+	}
+	defer s.idle()
+	same, _, err := clone.SameDatabase(ctx, s.h.db, warehouse.Kind(s.w.Name()), s.w)
+	switch {
+	case err != nil:
+		return twoSteps("it could not be told whether the warehouse is the Engine DB's database", "error", err)
+	case !same:
+		return twoSteps("the warehouse is not the Engine DB's database")
+	}
+	for _, l := range s.loads {
+		if why, err := s.engineMayPublish(ctx, l); err != nil || why != "" {
+			return twoSteps("the warehouse is the Engine DB's database, but the Engine DB's role cannot publish the load there", "target", l.target.Full(), "reason", why, "error", err)
+		}
+	}
+	s.log.Info("the loads publish in the Engine DB transaction that records the attempt's SUCCESS and offset: the warehouse is the Engine DB's database")
+	return true
+}
+
+// rightsQuery tells, through the Engine DB, what its role may do in a
+// schema of its database ($1) to two tables of it ($2, $3): its name,
+// USAGE on the schema, and for each table whether it exists, whether the
+// role owns it (or is a member of its owner), and whether it may insert
+// into it.
+const rightsQuery = `SELECT current_user, has_schema_privilege(n.oid, 'USAGE'),
+	COALESCE(bool_or(c.relname = $2), false), COALESCE(bool_or(c.relname = $2 AND pg_has_role(c.relowner, 'USAGE')), false),
+	COALESCE(bool_or(c.relname = $3), false), COALESCE(bool_or(c.relname = $3 AND pg_has_role(c.relowner, 'USAGE')), false),
+	COALESCE(bool_or(c.relname = $3 AND has_table_privilege(c.oid, 'INSERT')), false)
+FROM pg_namespace n LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relname IN ($2, $3)
+WHERE n.nspname = $1 GROUP BY n.oid`
+
+// engineMayPublish returns why the Engine DB's role cannot publish a load
+// in its own database, "" when it can: it needs USAGE on the schema and to
+// own the staging table (which it drops or renames), and, for an existing
+// target, to own it when it replaces it or to insert into it when it
+// appends to it.
+func (s *session) engineMayPublish(ctx context.Context, l *load) (string, error) {
+	schema := s.w.Fold(l.target.Schema)
+	var role string
+	var usage, stage, ownsStage, target, ownsTarget, inserts bool
+	if err := s.h.db.QueryRowContext(ctx, rightsQuery, schema, l.stage.Name, l.target.Name).
+		Scan(&role, &usage, &stage, &ownsStage, &target, &ownsTarget, &inserts); err != nil {
+		return "", exit.Wrap(exit.EngineDB, err, "could not read what the Engine DB's role may do in schema %s", schema)
+	}
+	switch {
+	case !usage:
+		return fmt.Sprintf("role %s has no USAGE on schema %s", role, schema), nil
+	case !stage:
+		return fmt.Sprintf("role %s does not see the staging table %s", role, l.stage.Full()), nil
+	case !ownsStage:
+		return fmt.Sprintf("role %s does not own the staging table %s", role, l.stage.Full()), nil
+	case target && l.mode == modeReplace && !ownsTarget:
+		return fmt.Sprintf("role %s does not own %s, which replace drops", role, l.target.Full()), nil
+	case target && l.mode == modeAppend && !inserts:
+		return fmt.Sprintf("role %s has no INSERT on %s", role, l.target.Full()), nil
+	}
+	return "", nil
+}
+
+// publishWithOutcome prepares the statements publishing each load (reading
+// the ledger, where an earlier attempt of the task run that published in
+// two steps may have noted it), and returns the function running them in
+// the Engine DB transaction that records the attempt's SUCCESS, with fully
+// qualified names. The loads are not noted in the ledger: they commit with
+// the outcome, so no retry can find them published and not recorded.
+func (s *session) publishWithOutcome(ctx context.Context) (int64, func(context.Context, *engine.Tx) error, error) {
+	if err := s.use(ctx); err != nil {
+		return 0, nil, err
+	}
+	defer s.idle()
+	a, err := warehouse.ActionsOf(s.w)
+	if err != nil {
+		return 0, nil, err
+	}
+	tx, err := s.w.Begin(ctx)
+	if err != nil {
+		return 0, nil, exit.Wrap(exit.Handler, err, "could not begin reading the loads' tables")
+	}
+	defer tx.Rollback()
+	var loaded int64
+	stmts := make([][]string, len(s.loads))
+	for i, l := range s.loads {
+		ledger := s.ledger(l)
+		noted, err := a.DescribeTable(ctx, tx, ledger)
+		if err != nil {
+			return 0, nil, exit.Wrap(exit.Handler, err, "could not describe the load ledger %s", ledger.Full())
+		}
+		done := false
+		if len(noted) > 0 {
+			if done, err = s.published(ctx, tx, ledger, l); err != nil {
+				return 0, nil, err
+			}
+		}
+		if stmts[i], err = s.statements(ctx, a, tx, l, done); err != nil {
+			return 0, nil, err
+		}
+		loaded += l.rows
+	}
+	return loaded, func(ctx context.Context, etx *engine.Tx) error {
+		for i, l := range s.loads {
+			for _, st := range stmts[i] {
+				if err := etx.ExecRaw(ctx, st); err != nil {
+					return exit.Wrap(exit.Handler, err, "could not publish the load of %s in the Engine DB transaction recording the attempt's SUCCESS", l.target.Full())
+				}
+			}
+		}
+		return fault.Point(FaultAfterLoad)
+	}, nil
+}
+
+// ledger is the load ledger in a load's target schema.
+func (s *session) ledger(l *load) warehouse.Table {
+	return warehouse.Table{Catalog: l.target.Catalog, Schema: l.target.Schema, Name: s.w.Fold(ledgerName)}
+}
+
+// statements returns the statements publishing a load, reading its target
+// in tx; for a load an earlier attempt published (done), the one dropping
+// its staging table.
+func (s *session) statements(ctx context.Context, a warehouse.Actions, tx warehouse.Tx, l *load, done bool) ([]string, error) {
+	q := func(t warehouse.Table) string { return warehouse.Qualify(s.w, t) }
+	if done {
+		return []string{"DROP TABLE IF EXISTS " + q(l.stage)}, nil
+	}
+	existing, err := a.DescribeTable(ctx, tx, l.target)
+	if err != nil {
+		return nil, exit.Wrap(exit.Handler, err, "could not describe %s", l.target.Full())
+	}
+	switch {
+	case l.mode == modeAppend && len(existing) > 0:
+		names := make([]string, len(l.cols))
+		for i, c := range l.cols {
+			names[i] = s.w.Quote(c.Name)
+		}
+		list := strings.Join(names, ", ")
+		return []string{"INSERT INTO " + q(l.target) + " (" + list + ") SELECT " + list + " FROM " + q(l.stage),
+			"DROP TABLE " + q(l.stage)}, nil
+	case len(existing) > 0: // replace
+		return []string{"DROP TABLE " + q(l.target), "ALTER TABLE " + q(l.stage) + " RENAME TO " + s.w.Quote(l.target.Name)}, nil
+	}
+	return []string{"ALTER TABLE " + q(l.stage) + " RENAME TO " + s.w.Quote(l.target.Name)}, nil
+}
+
+// publishOne publishes one load in a warehouse transaction of its own that
+// notes it in the ledger.
 func (s *session) publishOne(ctx context.Context, l *load) (int64, error) {
 	if err := s.use(ctx); err != nil {
 		return 0, err
@@ -402,7 +569,7 @@ func (s *session) publishOne(ctx context.Context, l *load) (int64, error) {
 		return 0, exit.Wrap(exit.Handler, err, "could not begin publishing the load of %s", l.target.Full())
 	}
 	defer tx.Rollback()
-	ledger := warehouse.Table{Catalog: l.target.Catalog, Schema: l.target.Schema, Name: s.w.Fold(ledgerName)}
+	ledger := s.ledger(l)
 	q := func(t warehouse.Table) string { return warehouse.Qualify(s.w, t) }
 	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+q(ledger)+" (task_run_id BIGINT, attempt_id BIGINT, load_number INTEGER, "+
 		"target VARCHAR(1000), load_mode VARCHAR(20), loaded_rows BIGINT)"); err != nil {
@@ -412,35 +579,17 @@ func (s *session) publishOne(ctx context.Context, l *load) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if done {
-		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+q(l.stage)); err != nil {
-			return 0, exit.Wrap(exit.Handler, err, "could not drop the staging table %s", l.stage.Full())
-		}
-		return l.rows, exit.Wrap(exit.Handler, tx.Commit(), "could not drop the staging table %s", l.stage.Full())
-	}
-	existing, err := a.DescribeTable(ctx, tx, l.target)
+	stmts, err := s.statements(ctx, a, tx, l, done)
 	if err != nil {
-		return 0, exit.Wrap(exit.Handler, err, "could not describe %s", l.target.Full())
-	}
-	var stmts []string
-	switch {
-	case l.mode == modeAppend && len(existing) > 0:
-		names := make([]string, len(l.cols))
-		for i, c := range l.cols {
-			names[i] = s.w.Quote(c.Name)
-		}
-		list := strings.Join(names, ", ")
-		stmts = []string{"INSERT INTO " + q(l.target) + " (" + list + ") SELECT " + list + " FROM " + q(l.stage),
-			"DROP TABLE " + q(l.stage)}
-	case len(existing) > 0: // replace
-		stmts = []string{"DROP TABLE " + q(l.target), "ALTER TABLE " + q(l.stage) + " RENAME TO " + s.w.Quote(l.target.Name)}
-	default:
-		stmts = []string{"ALTER TABLE " + q(l.stage) + " RENAME TO " + s.w.Quote(l.target.Name)}
+		return 0, err
 	}
 	for _, st := range stmts {
 		if _, err := tx.Exec(ctx, st); err != nil {
 			return 0, exit.Wrap(exit.Handler, err, "could not publish the load of %s", l.target.Full())
 		}
+	}
+	if done {
+		return l.rows, exit.Wrap(exit.Handler, tx.Commit(), "could not drop the staging table %s", l.stage.Full())
 	}
 	if _, err := tx.Exec(ctx, "INSERT INTO "+q(ledger)+" (task_run_id, attempt_id, load_number, target, load_mode, loaded_rows) VALUES ("+
 		s.w.Placeholder(1, warehouse.BigInt)+", "+s.w.Placeholder(2, warehouse.BigInt)+", "+s.w.Placeholder(3, warehouse.BigInt)+", "+

@@ -113,6 +113,9 @@ func TestLoadRetryLoadsOnce(t *testing.T) {
 		want(t, "attempts", strings.Join(e.engine("SELECT ATTEMPT_NUMBER, STATUS FROM AUD_TASK_ATTEMPTS ORDER BY 1"), ","), "1 FAILED,2 SUCCESS")
 		want(t, "rows", strings.Join(e.wh("SELECT id, name FROM staging.items ORDER BY id"), ","), "1 a,2 b")
 		want(t, "staging tables", e.stages(), "")
+		if a := e.latest("load"); !strings.Contains(a.log, twoSteps+": the warehouse is not the Engine DB's database") {
+			t.Fatalf("attempt log:\n%s", a.log)
+		}
 	})
 }
 

@@ -207,7 +207,8 @@ func (s *session) sendContext(sp spec, stored *offset, opts Options) error {
 }
 
 // finish publishes the script's loads and returns the attempt's result,
-// whose offset is written with the attempt's SUCCESS.
+// whose offset is written with the attempt's SUCCESS, and so are the loads
+// where the warehouse is the Engine DB's database (see publish).
 func (h *scriptHandler) finish(ctx context.Context, s *session, ret *returned, stored *offset) (handler.Result, error) {
 	t := s.t
 	if ret.offset != nil {
@@ -223,7 +224,7 @@ func (h *scriptHandler) finish(ctx context.Context, s *session, ret *returned, s
 			}
 		}
 	}
-	loaded, err := s.publish(ctx)
+	loaded, publish, err := s.publish(ctx)
 	if err != nil {
 		return handler.Result{}, err
 	}
@@ -242,10 +243,23 @@ func (h *scriptHandler) finish(ctx context.Context, s *session, ret *returned, s
 	for _, k := range names {
 		r.Reported = append(r.Reported, handler.Reported{Name: k, Value: ret.variables[k]})
 	}
-	if o := ret.offset; o != nil {
+	o := ret.offset
+	if o != nil {
 		r.Reported = append(r.Reported, handler.Reported{Name: "OFFSET", Value: o.String()})
+	}
+	if o != nil || publish != nil {
 		taskID, code := s.taskID, t.TaskCode
-		r.OnSuccess = func(ctx context.Context, tx *engine.Tx) error { return writeOffset(ctx, tx, taskID, code, *o) }
+		r.OnSuccess = func(ctx context.Context, tx *engine.Tx) error {
+			if publish != nil {
+				if err := publish(ctx, tx); err != nil {
+					return err
+				}
+			}
+			if o == nil {
+				return nil
+			}
+			return writeOffset(ctx, tx, taskID, code, *o)
+		}
 	}
 	return r, nil
 }
