@@ -422,8 +422,13 @@ func (s *session) withOutcome(ctx context.Context) bool {
 		return twoSteps("the warehouse is not the Engine DB's database")
 	}
 	for _, l := range s.loads {
-		if why, err := s.engineMayPublish(ctx, l); err != nil || why != "" {
-			return twoSteps("the warehouse is the Engine DB's database, but the Engine DB's role cannot publish the load there", "target", l.target.Full(), "reason", why, "error", err)
+		why, err := s.engineMayPublish(ctx, l)
+		if err != nil {
+			why = err.Error()
+		}
+		if why != "" {
+			return twoSteps("the warehouse is the Engine DB's database, but the Engine DB's role cannot publish the load there",
+				"target", l.target.Full(), "reason", why)
 		}
 	}
 	s.log.Info("the loads publish in the Engine DB transaction that records the attempt's SUCCESS and offset: the warehouse is the Engine DB's database")

@@ -17,7 +17,10 @@
 // each statement runs on the engine's own warehouse connection (holding the
 // writer lock of a single-writer warehouse while a transaction is open).
 // task.load hands rows to the engine, which stages them with the
-// warehouse's bulk load and publishes them once the script has succeeded.
+// warehouse's bulk load and publishes them once the script has succeeded:
+// in the Engine DB transaction that records the attempt SUCCESS where the
+// warehouse is in the Engine DB's own PostgreSQL database and the Engine
+// DB's role may, before it in the warehouse otherwise.
 //
 // The script's offset is written to AUD_TASK_OFFSET_TRACKER only in the
 // transaction recording the attempt SUCCESS; backfills neither read nor
