@@ -18,7 +18,8 @@ import (
 // before every INSERT, UPDATE, DELETE and TRUNCATE (COPY included). It calls
 // guardFunction, which counts the statement in guardTable, one row per
 // mirror (its oid), unless the writing transaction is a clone's incremental
-// copy (cloningSetting holds that transaction's id). The proof recorded is
+// copy (cloningSetting holds that transaction's id) or guardTable is gone
+// (the next check then fails, and the copy sets it up again). The proof recorded is
 // the guard's print: the mirror's oid and file node (a rewrite, a restored
 // dump or a table made anew change them), the function's and the trigger's
 // catalog rows (xmin, which any CREATE OR REPLACE, ALTER … DISABLE or
@@ -71,7 +72,8 @@ func newPGGuard(w warehouse.Warehouse, mirror warehouse.Table, key string) *pgGu
 func (g *pgGuard) body() string {
 	return `
 BEGIN
-	IF current_setting('` + cloningSetting + `', true) IS DISTINCT FROM CAST(txid_current() AS text) THEN
+	IF current_setting('` + cloningSetting + `', true) IS DISTINCT FROM CAST(txid_current() AS text)
+			AND to_regclass('` + strings.ReplaceAll(g.table, "'", "''") + `') IS NOT NULL THEN
 		INSERT INTO ` + g.table + ` AS w ("TABLE_OID", "WRITES") VALUES (TG_RELID, 1)
 			ON CONFLICT ("TABLE_OID") DO UPDATE SET "WRITES" = w."WRITES" + 1;
 	END IF;
@@ -222,7 +224,7 @@ func (g *pgGuard) leave(ctx context.Context, tx warehouse.Tx) (int64, string, st
 	if err != nil {
 		return 0, "", "", err
 	}
-	_, _, ins, del, err := g.counters(ctx, tx, s.oid)
+	writes, high, ins, del, err := g.counters(ctx, tx, s.oid)
 	if err != nil {
 		return 0, "", "", fmt.Errorf("reading the write guard of the mirror %s: %w", g.mirror, err)
 	}
@@ -234,13 +236,11 @@ func (g *pgGuard) leave(ctx context.Context, tx warehouse.Tx) (int64, string, st
 		return 0, "", "", fmt.Errorf("counting the rows of the mirror %s: %w", g.mirror, err)
 	}
 	if !proven || written > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE `+g.table+` SET "WRITES" = "WRITES" + 1 WHERE "TABLE_OID" = $1`, s.oid); err != nil {
+		err := queryRow(ctx, tx, `UPDATE `+g.table+` SET "WRITES" = "WRITES" + 1 WHERE "TABLE_OID" = $1 RETURNING "WRITES"`,
+			[]any{s.oid}, &writes)
+		if err != nil {
 			return 0, "", "", fmt.Errorf("counting the copy in the write guard of the mirror %s: %w", g.mirror, err)
 		}
-	}
-	writes, high, _, _, err := g.counters(ctx, tx, s.oid)
-	if err != nil {
-		return 0, "", "", fmt.Errorf("reading the write guard of the mirror %s: %w", g.mirror, err)
 	}
 	return rows, high.String, guardPrint(s.print.String, writes, rows), nil
 }

@@ -91,6 +91,8 @@ func TestAPostgresMirrorsWriteGuardCatchesWhatItCannotSee(t *testing.T) {
 				`CREATE TABLE ` + mirrorSchema + `.pipelines_copy AS SELECT * FROM ` + pipelines,
 				`DROP TABLE ` + pipelines,
 				`ALTER TABLE ` + mirrorSchema + `.pipelines_copy RENAME TO "CFG_PIPELINES"`}},
+			{"the guard table dropped", "*", []string{`DROP TABLE ` + mirrorSchema + `."` + guardTable + `"`,
+				`INSERT INTO ` + actions + ` ("ACTION_ID", "ACTOR", "COMMAND") VALUES (-1, 'someone', 'by hand')`}},
 			{"the guard function replaced", "*", []string{`CREATE OR REPLACE FUNCTION ` + mirrorSchema + `."` + guardFunction + `"() RETURNS trigger
 				LANGUAGE plpgsql SECURITY DEFINER AS $$ BEGIN RETURN NULL; END $$`}},
 		} {
