@@ -38,7 +38,7 @@ const (
 	whyNoChecksum  = "this warehouse cannot checksum a mirror"
 	whyRebuilt     = "the Engine DB table was rebuilt or restored since the last clone"
 	whyColumns     = "the columns changed since the last clone"
-	whyDiffers     = "the mirror differs from what the last clone left (rows, highest key or checksum)"
+	whyDiffers     = "the mirror differs from what the last clone left (rows, highest key, checksum or write guard)"
 )
 
 // keyBatch is how many keys one DELETE of changed rows binds.
@@ -324,64 +324,62 @@ func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mar
 	return q, args
 }
 
-// checksum is how a warehouse proves a mirror's rows unchanged. Each
-// query returns the mirror's rows, highest key and fingerprint. left is run
-// in the copy's transaction, before its commit, and gives the fingerprint
+// checksum is how a warehouse proves a mirror's rows unchanged. Each probe
+// gives the mirror's rows, highest key and fingerprint. left is run in the
+// copy's transaction, before its commit, and gives the fingerprint
 // recorded; check, run before an incremental copy, gives the same
-// fingerprint when no row changed since, and binds the recorded one as $1
+// fingerprint when no row changed since, and is given the recorded one
 // where binds is set.
 type checksum struct {
-	check, left string
+	check, left probe
 	binds       bool
 }
 
-// xidHorizon is how old, in transactions, a PostgreSQL warehouse's
-// recorded clone may be for its age comparison to hold; an older one is
-// not trusted.
-const xidHorizon = 1_000_000_000
+// probe is one measure of a mirror: a query returning its rows, highest key
+// and fingerprint, or, on PostgreSQL, its write guard checked or left.
+type probe struct {
+	query   string
+	guard   *pgGuard
+	leaving bool // the guard's leave, not its check
+}
 
 // checksumOf returns how the warehouse w proves the mirror, whose key and
 // columns are given as the mirror names them; ok is false on a warehouse
-// that cannot. DuckDB sums a hash of every row. PostgreSQL records the
-// transaction that wrote the copy: a row a later transaction inserted or
-// updated by hand is younger than it (age(xmin)), and a row deleted by hand
-// changes the count, so no row is hashed.
+// that cannot. DuckDB sums a hash of every row, a columnar pass that costs
+// little. PostgreSQL reads no row: each mirror has a write guard (see
+// pgGuard) that counts every statement written by hand.
 func checksumOf(w warehouse.Warehouse, mirror warehouse.Table, key string, existing []warehouse.ColumnInfo) (checksum, bool) {
-	var cols []string
-	for _, c := range existing {
-		cols = append(cols, w.Quote(c.Name))
-	}
-	k := w.Quote(key)
-	from := " FROM " + warehouse.Qualify(w, mirror)
 	switch warehouse.Kind(w.Name()) {
 	case warehouse.DuckDB:
-		q := "SELECT count(*), CAST(max(" + k + ") AS VARCHAR), CAST(coalesce(sum(hash(" + strings.Join(cols, ", ") + ")), 0) AS VARCHAR)" + from
-		return checksum{check: q, left: q}, true
+		var cols []string
+		for _, c := range existing {
+			cols = append(cols, w.Quote(c.Name))
+		}
+		q := "SELECT count(*), CAST(max(" + w.Quote(key) + ") AS VARCHAR), CAST(coalesce(sum(hash(" + strings.Join(cols, ", ") + ")), 0) AS VARCHAR)" +
+			" FROM " + warehouse.Qualify(w, mirror)
+		return checksum{check: probe{query: q}, left: probe{query: q}}, true
 	case warehouse.Postgres:
-		return checksum{
-			check: "SELECT count(*), CAST(max(" + k + ") AS TEXT), CASE WHEN count(*) FILTER (WHERE age(xmin) < age(CAST($1 AS xid))) = 0" +
-				" AND age(CAST($1 AS xid)) < " + strconv.Itoa(xidHorizon) + " THEN $1 ELSE 'changed' END" + from,
-			left:  "SELECT count(*), CAST(max(" + k + ") AS TEXT), CAST(txid_current() % 4294967296 AS TEXT)" + from,
-			binds: true,
-		}, true
+		g := newPGGuard(w, mirror, key)
+		return checksum{check: probe{guard: g}, left: probe{guard: g, leaving: true}, binds: true}, true
 	}
 	return checksum{}, false
 }
 
-// measureMirror runs the checksum query in the warehouse transaction.
-func measureMirror(ctx context.Context, tx warehouse.Tx, q string, args ...any) (rows int64, high, fingerprint string, err error) {
-	rs, err := tx.Query(ctx, q, args...)
-	if err != nil {
+// measureMirror runs the probe in the warehouse transaction; args are the
+// recorded fingerprint when the checksum binds it.
+func measureMirror(ctx context.Context, tx warehouse.Tx, p probe, args ...any) (rows int64, high, fingerprint string, err error) {
+	switch {
+	case p.guard != nil && p.leaving:
+		return p.guard.leave(ctx, tx)
+	case p.guard != nil:
+		recorded, _ := args[0].(string)
+		return p.guard.check(ctx, tx, recorded)
+	}
+	var h sql.NullString
+	if err := queryRow(ctx, tx, p.query, args, &rows, &h, &fingerprint); err != nil {
 		return 0, "", "", err
 	}
-	defer rs.Close()
-	var h sql.NullString
-	if rs.Next() {
-		if err := rs.Scan(&rows, &h, &fingerprint); err != nil {
-			return 0, "", "", err
-		}
-	}
-	return rows, h.String, fingerprint, rs.Err()
+	return rows, h.String, fingerprint, nil
 }
 
 // columnsPrint describes the Engine table's and the mirror's columns.
