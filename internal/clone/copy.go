@@ -292,6 +292,9 @@ func (c *copier) load(ctx context.Context, tx warehouse.Tx, reads []*readConn, n
 		}
 		sets = append(sets, rs)
 	}
+	if pl, ok := warehouse.PartLoaderOf(tx); ok {
+		return pl.BulkLoadParts(ctx, mirror, load, parts(sets, cols, progress))
+	}
 	return tx.BulkLoad(ctx, mirror, load, stream(ctx, sets, cols, progress))
 }
 

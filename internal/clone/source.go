@@ -190,16 +190,49 @@ func stream(ctx context.Context, sets []*sql.Rows, cols []column, progress func(
 	}
 }
 
+// scanner reads the rows of one result set as a bulk load takes them: each
+// value as the driver gives it (the warehouse brings it to its column's
+// type), except timestamps and dates, which become time values.
+type scanner struct {
+	rs        *sql.Rows
+	cols      []column
+	raw, dest []any
+}
+
+func newScanner(rs *sql.Rows, cols []column) *scanner {
+	s := &scanner{rs: rs, cols: cols, raw: make([]any, len(cols)), dest: make([]any, len(cols))}
+	for i := range s.raw {
+		s.dest[i] = &s.raw[i]
+	}
+	return s
+}
+
+// scan reads the next row into row and reports whether there was one; at
+// the end, the result set's error.
+func (s *scanner) scan(row []any) (bool, error) {
+	if !s.rs.Next() {
+		return false, s.rs.Err()
+	}
+	if err := s.rs.Scan(s.dest...); err != nil {
+		return false, err
+	}
+	for i, c := range s.cols {
+		v := s.raw[i]
+		if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
+			var err error
+			if v, err = timeValue(v); err != nil {
+				return false, fmt.Errorf("column %s: %w", c.Name, err)
+			}
+		}
+		row[i] = v
+	}
+	return true, nil
+}
+
 // readBatches scans rs into free batches and sends each full one, and the
 // last, on full; a batch with err set ends the stream. It stops when ctx ends.
-// Values are kept as the driver gives them (the warehouse brings each to its
-// column's type), except timestamps and dates, which become time values.
 func readBatches(ctx context.Context, rs *sql.Rows, cols []column, free <-chan *batch, full chan<- *batch) {
-	raw := make([]any, len(cols))
-	dest := make([]any, len(cols))
-	for i := range raw {
-		dest[i] = &raw[i]
-	}
+	s := newScanner(rs, cols)
 	for {
 		var b *batch
 		select {
@@ -208,34 +241,56 @@ func readBatches(ctx context.Context, rs *sql.Rows, cols []column, free <-chan *
 			return
 		}
 		b.n = 0
-		for b.n < batchRows && rs.Next() {
-			if err := rs.Scan(dest...); err != nil {
+		for b.n < batchRows {
+			ok, err := s.scan(b.vals[b.n*len(cols) : (b.n+1)*len(cols)])
+			if err != nil || !ok {
 				b.err = err
-				full <- b
-				return
-			}
-			row := b.vals[b.n*len(cols):]
-			for i, c := range cols {
-				v := raw[i]
-				if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
-					var err error
-					if v, err = timeValue(v); err != nil {
-						b.err = fmt.Errorf("column %s: %w", c.Name, err)
-						full <- b
-						return
-					}
+				if b.n > 0 || err != nil {
+					full <- b
 				}
-				row[i] = v
+				return
 			}
 			b.n++
 		}
-		if b.n < batchRows {
-			b.err = rs.Err()
-			if b.n > 0 || b.err != nil {
-				full <- b
-			}
-			return
-		}
 		full <- b
 	}
+}
+
+// parts returns sets as the parts of a parallel bulk load, whose threads
+// read them (see warehouse.PartLoader). progress is called with the rows
+// read so far after every batchRows rows of a part, and at its end; never
+// twice at once.
+func parts(sets []*sql.Rows, cols []column, progress func(rows int64)) []warehouse.Part {
+	var mu sync.Mutex
+	var read int64
+	add := func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		read += int64(n)
+		if progress != nil {
+			progress(read)
+		}
+	}
+	out := make([]warehouse.Part, len(sets))
+	for i, rs := range sets {
+		s := newScanner(rs, cols)
+		row := make([]any, len(cols))
+		n := 0
+		out[i] = func() ([]any, error) {
+			ok, err := s.scan(row)
+			if err != nil || !ok {
+				if n > 0 {
+					add(n)
+					n = 0
+				}
+				return nil, err
+			}
+			if n++; n == batchRows {
+				add(n)
+				n = 0
+			}
+			return row, nil
+		}
+	}
+	return out
 }

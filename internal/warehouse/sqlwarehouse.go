@@ -3,6 +3,7 @@ package warehouse
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"iter"
 
@@ -106,6 +107,9 @@ type sqlTx struct {
 	tx   *sql.Tx
 	q    querier
 	done bool
+	// after puts the connection's session back once the transaction ends,
+	// before the connection serves anything else.
+	after []string
 }
 
 func (t *sqlTx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -135,7 +139,7 @@ func (t *sqlTx) Commit() error {
 	if t.tx != nil {
 		err = t.tx.Commit()
 	}
-	t.conn.Close()
+	t.release()
 	return err
 }
 
@@ -148,8 +152,20 @@ func (t *sqlTx) Rollback() error {
 	if t.tx != nil {
 		err = t.tx.Rollback()
 	}
-	t.conn.Close()
+	t.release()
 	return err
+}
+
+// release runs the after statements and gives the connection back to the
+// pool; a connection whose session could not be put back is closed instead.
+func (t *sqlTx) release() {
+	for _, s := range t.after {
+		if _, err := t.conn.ExecContext(context.Background(), s); err != nil {
+			t.conn.Raw(func(any) error { return driver.ErrBadConn })
+			break
+		}
+	}
+	t.conn.Close()
 }
 
 // insertRows loads rows with multi-row INSERTs of at most MaxBoundValues
