@@ -255,11 +255,16 @@ func (s *session) stageLoad(ctx context.Context, req *request, first [][]any,
 		return err
 	}
 	var more int64
-	if forward {
+	switch pl, parts := warehouse.PartLoaderOf(tx); {
+	case forward:
 		pull, stop := iter.Pull2(rest)
 		defer stop()
 		more, err = copier.CopyText(ctx, l.stage, cols, &copyReader{pull: pull})
-	} else {
+	case parts:
+		shared, stop := sharedParts(rest, loadParts)
+		defer stop()
+		more, err = pl.BulkLoadParts(ctx, l.stage, cols, shared)
+	default:
 		more, err = tx.BulkLoad(ctx, l.stage, cols, batchRows(rest))
 	}
 	if err != nil {
@@ -307,6 +312,58 @@ func batchRows(batches iter.Seq2[rowBatch, error]) warehouse.Rows {
 			}
 		}
 	}
+}
+
+// loadParts is how many parts of a DuckDB load share the decoded batches:
+// two of DuckDB's threads fill its vectors from them beside the goroutine
+// decoding them, where its appender would use one; a single stream of
+// batches gains little from more.
+const loadParts = 2
+
+// sharedParts returns n parts that take the batches in turn, a whole batch
+// at a time, and the function ending them early. A goroutine hands the
+// batches over: DuckDB's threads, which call the parts, cannot resume the
+// iterator themselves. The rows of different batches interleave.
+func sharedParts(batches iter.Seq2[rowBatch, error], n int) ([]warehouse.Part, func()) {
+	type batch struct {
+		rows [][]any
+		err  error
+	}
+	ch := make(chan batch)
+	done := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for b, err := range batches {
+			select {
+			case ch <- batch{b.rows, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	parts := make([]warehouse.Part, n)
+	for i := range parts {
+		var rows [][]any
+		parts[i] = func() ([]any, error) {
+			for len(rows) == 0 {
+				b, more := <-ch
+				if !more {
+					return nil, nil
+				}
+				if b.err != nil {
+					return nil, b.err
+				}
+				rows = b.rows
+			}
+			r := rows[0]
+			rows = rows[1:]
+			return r, nil
+		}
+	}
+	return parts, func() { close(done) }
 }
 
 // copyReader reads the COPY text of the batches pull gives, one after the

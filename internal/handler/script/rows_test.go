@@ -44,7 +44,7 @@ func TestCopyRows(t *testing.T) {
 	target := warehouse.Table{Catalog: "c", Schema: "s", Name: "t"}
 	cols := []warehouse.Column{{Name: "i", Type: warehouse.BigInt}, {Name: "s", Type: warehouse.String}, {Name: "b", Type: warehouse.Boolean},
 		{Name: "ts", Type: warehouse.Timestamp}}
-	got, err := copyRows(target, cols, []byte("1\t\\N\tt\t2024-01-02T03:04:05+02:00\n"+
+	got, err := copyRows(target, cols, []byte("1\t\\N\t On \t2024-01-02T03:04:05+02:00\n"+
 		"-9223372036854775808\ta\\tb\\nc\\\\d\\N\\b\\f\\v\\101\\x41\\x4g\\q\\.\tno\t\\N\n\\N\t\tyes\t2024-01-02\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -173,12 +173,13 @@ func loadValue(v any, t warehouse.Type) (any, error) {
 	return v, nil
 }
 
-// parseBool reads a boolean's text.
+// parseBool reads a boolean's text: the words PostgreSQL reads, in any
+// case, around spaces.
 func parseBool(s string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "true", "t", "1", "yes", "y":
+	case "true", "t", "1", "yes", "y", "on":
 		return true, nil
-	case "false", "f", "0", "no", "n":
+	case "false", "f", "0", "no", "n", "off":
 		return false, nil
 	}
 	return false, fmt.Errorf("%q is not a boolean", s)
