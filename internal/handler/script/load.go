@@ -68,26 +68,27 @@ func stageAttempt(name string) (taskID, attemptID int64, ok bool) {
 // load receives the rows of one task.load and stages them: a table of the
 // attempt beside the target, holding the target's columns (or, for a new
 // table, the columns of the rows), filled by the warehouse's bulk load and
-// committed. The script sends its first batch with the request and waits
-// for the staged columns' types; then it sends the other batches until its
-// end message: as JSON, or, where the warehouse loads COPY text, as COPY
-// text the engine forwards to the server as it is. The batches keep coming
-// after a failure, so the engine reads them all to stay in step.
+// committed. The script sends its first batch, as JSON, with the request
+// and waits for the staged columns' types; then it sends the other batches
+// as COPY text until its end message: the engine forwards the text to a
+// PostgreSQL server as it is, and decodes it for any other warehouse (decode
+// is nil, or copyRows for the staged columns). The batches keep coming after
+// a failure, so the engine reads them all to stay in step.
 func (s *session) load(ctx context.Context, req *request) (any, error) {
 	first, err := s.firstBatch()
 	if err != nil {
 		return nil, err
 	}
 	var rest iter.Seq2[rowBatch, error]
-	err = s.stageLoad(ctx, req, first, func(cols []warehouse.Column, copyText bool) (iter.Seq2[rowBatch, error], error) {
+	err = s.stageLoad(ctx, req, first, func(cols []warehouse.Column, decode func([]byte) ([][]any, error)) (iter.Seq2[rowBatch, error], error) {
 		types := make([]string, len(cols))
 		for i, c := range cols {
 			types[i] = strings.ToLower(c.Type.String())
 		}
-		if err := s.answer(map[string]any{"types": types, "copy": copyText}); err != nil {
+		if err := s.answer(map[string]any{"types": types}); err != nil {
 			return nil, err
 		}
-		rest = s.rowMessages()
+		rest = s.rowMessages(decode)
 		return rest, nil
 	})
 	if rest != nil {
@@ -101,7 +102,7 @@ func (s *session) load(ctx context.Context, req *request) (any, error) {
 	return map[string]any{"rows": l.rows}, nil
 }
 
-// rowBatch is one batch of a load's rows: decoded JSON rows, or COPY text.
+// rowBatch is one batch of a load's rows: decoded rows, or COPY text.
 type rowBatch struct {
 	rows [][]any
 	text []byte
@@ -125,11 +126,12 @@ func (s *session) firstBatch() ([][]any, error) {
 	return rows, exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")
 }
 
-// rowMessages yields the batches of rows the script sends until its end
-// message; an abort message (the script's iterator failed) ends them with
-// the script's error. A goroutine reads and decodes a few batches ahead, so
-// the script keeps writing while the warehouse loads.
-func (s *session) rowMessages() iter.Seq2[rowBatch, error] {
+// rowMessages yields the batches of COPY text the script sends until its
+// end message, decoded into rows when decode is not nil; an abort message
+// (the script's iterator failed) ends them with the script's error. A
+// goroutine reads and decodes a few batches ahead, so the script keeps
+// writing and the engine decoding while the warehouse loads.
+func (s *session) rowMessages(decode func([]byte) ([][]any, error)) iter.Seq2[rowBatch, error] {
 	type batch struct {
 		rowBatch
 		err error
@@ -143,15 +145,7 @@ func (s *session) rowMessages() iter.Seq2[rowBatch, error] {
 				ahead <- batch{err: exit.Errorf(exit.Handler, "the script ended in the middle of a load")}
 				return
 			}
-			switch {
-			case len(line) > 0 && line[0] == rowsPrefix:
-				rows, err := parseRows(line[1:])
-				ahead <- batch{rowBatch: rowBatch{rows: rows}, err: exit.Wrap(exit.Handler, err, "the script sent an unreadable batch of rows")}
-				if err != nil {
-					return
-				}
-				continue
-			case len(line) > 0 && line[0] == copyPrefix:
+			if len(line) > 0 && line[0] == copyPrefix {
 				n, err := strconv.Atoi(strings.TrimSpace(string(line[1:])))
 				if err != nil || n < 0 {
 					ahead <- batch{err: exit.Errorf(exit.Handler, "the script sent an unreadable batch header %q", line)}
@@ -162,7 +156,15 @@ func (s *session) rowMessages() iter.Seq2[rowBatch, error] {
 					ahead <- batch{err: exit.Errorf(exit.Handler, "the script ended in the middle of a load")}
 					return
 				}
-				ahead <- batch{rowBatch: rowBatch{text: text}}
+				if decode == nil {
+					ahead <- batch{rowBatch: rowBatch{text: text}}
+					continue
+				}
+				rows, err := decode(text)
+				ahead <- batch{rowBatch: rowBatch{rows: rows}, err: err}
+				if err != nil {
+					return
+				}
 				continue
 			}
 			var req request
@@ -190,10 +192,10 @@ func (s *session) rowMessages() iter.Seq2[rowBatch, error] {
 
 // stageLoad stages one load (see load): it creates the staging table,
 // bulk-loads the first batch, and calls ready with the staged columns and
-// whether the rest comes as COPY text; ready returns the rest of the
-// batches.
+// the decoder of the COPY text of the rest, nil where the server reads it;
+// ready returns the rest of the batches.
 func (s *session) stageLoad(ctx context.Context, req *request, first [][]any,
-	ready func(cols []warehouse.Column, copyText bool) (iter.Seq2[rowBatch, error], error)) error {
+	ready func(cols []warehouse.Column, decode func([]byte) ([][]any, error)) (iter.Seq2[rowBatch, error], error)) error {
 	if req.Mode != modeAppend && req.Mode != modeReplace {
 		return exit.Errorf(exit.Handler, "task.load mode %q: use %q or %q", req.Mode, modeAppend, modeReplace)
 	}
@@ -230,29 +232,40 @@ func (s *session) stageLoad(ctx context.Context, req *request, first [][]any,
 	stageErr := func(err error) error {
 		return exit.Wrap(exit.Handler, err, "could not stage the rows for %s", target.Full())
 	}
-	n, err := tx.BulkLoad(ctx, l.stage, cols, jsonRows(target, cols, func(yield func(rowBatch, error) bool) { yield(rowBatch{rows: first}, nil) }))
+	firstRows, err := jsonRows(target, cols, first)
+	if err != nil {
+		return err
+	}
+	n, err := tx.BulkLoad(ctx, l.stage, cols, batchRows(func(yield func(rowBatch, error) bool) { yield(rowBatch{rows: firstRows}, nil) }))
 	if err != nil {
 		return stageErr(err)
 	}
-	copier, copyText := warehouse.TextCopierOf(tx)
-	if copyText {
+	copier, forward := warehouse.TextCopierOf(tx)
+	decode := func(text []byte) ([][]any, error) { return copyRows(target, cols, text) }
+	if forward {
+		decode = nil
 		// The server reads a timestamp's text without a zone in the
 		// session's zone; the engine's values without one are UTC.
 		if _, err := tx.Exec(ctx, "SET LOCAL TIME ZONE 'UTC'"); err != nil {
 			return stageErr(err)
 		}
 	}
-	rest, err := ready(cols, copyText)
+	rest, err := ready(cols, decode)
 	if err != nil {
 		return err
 	}
 	var more int64
-	if copyText {
+	switch pl, parts := warehouse.PartLoaderOf(tx); {
+	case forward:
 		pull, stop := iter.Pull2(rest)
 		defer stop()
 		more, err = copier.CopyText(ctx, l.stage, cols, &copyReader{pull: pull})
-	} else {
-		more, err = tx.BulkLoad(ctx, l.stage, cols, jsonRows(target, cols, rest))
+	case parts:
+		shared, stop := sharedParts(rest, loadParts)
+		defer stop()
+		more, err = pl.BulkLoadParts(ctx, l.stage, cols, shared)
+	default:
+		more, err = tx.BulkLoad(ctx, l.stage, cols, batchRows(rest))
 	}
 	if err != nil {
 		return stageErr(err)
@@ -266,32 +279,34 @@ func (s *session) stageLoad(ctx context.Context, req *request, first [][]any,
 	return nil
 }
 
-// jsonRows gives the rows of batches of decoded JSON rows, each value
-// converted for its column.
-func jsonRows(target warehouse.Table, cols []warehouse.Column, batches iter.Seq2[rowBatch, error]) warehouse.Rows {
-	return func(yield func([]any, error) bool) {
-		row := make([]any, len(cols))
-		for b, err := range batches {
-			if err == nil && b.text != nil {
-				err = exit.Errorf(exit.Handler, "the script sent COPY text to a load of %s that takes JSON rows", target.Full())
+// jsonRows converts each value of decoded JSON rows for its column, in
+// place.
+func jsonRows(target warehouse.Table, cols []warehouse.Column, rows [][]any) ([][]any, error) {
+	for _, r := range rows {
+		if len(r) != len(cols) {
+			return nil, exit.Errorf(exit.Handler, "a row of the load of %s has %d values for its %d columns", target.Full(), len(r), len(cols))
+		}
+		for i, v := range r {
+			var err error
+			if r[i], err = loadValue(v, cols[i].Type); err != nil {
+				return nil, exit.Wrap(exit.Handler, err, "column %s of the load of %s", cols[i].Name, target.Full())
 			}
+		}
+	}
+	return rows, nil
+}
+
+// batchRows gives the rows of batches of rows whose values are converted
+// for their columns.
+func batchRows(batches iter.Seq2[rowBatch, error]) warehouse.Rows {
+	return func(yield func([]any, error) bool) {
+		for b, err := range batches {
 			if err != nil {
 				yield(nil, err)
 				return
 			}
 			for _, r := range b.rows {
-				if len(r) != len(cols) {
-					yield(nil, exit.Errorf(exit.Handler, "a row of the load of %s has %d values for its %d columns", target.Full(), len(r), len(cols)))
-					return
-				}
-				for i, v := range r {
-					var err error
-					if row[i], err = loadValue(v, cols[i].Type); err != nil {
-						yield(nil, exit.Wrap(exit.Handler, err, "column %s of the load of %s", cols[i].Name, target.Full()))
-						return
-					}
-				}
-				if !yield(row, nil) {
+				if !yield(r, nil) {
 					return
 				}
 			}
@@ -299,9 +314,60 @@ func jsonRows(target warehouse.Table, cols []warehouse.Column, batches iter.Seq2
 	}
 }
 
+// loadParts is how many parts of a DuckDB load share the decoded batches:
+// two of DuckDB's threads fill its vectors from them beside the goroutine
+// decoding them, where its appender would use one; a single stream of
+// batches gains little from more.
+const loadParts = 2
+
+// sharedParts returns n parts that take the batches in turn, a whole batch
+// at a time, and the function ending them early. A goroutine hands the
+// batches over: DuckDB's threads, which call the parts, cannot resume the
+// iterator themselves. The rows of different batches interleave.
+func sharedParts(batches iter.Seq2[rowBatch, error], n int) ([]warehouse.Part, func()) {
+	type batch struct {
+		rows [][]any
+		err  error
+	}
+	ch := make(chan batch)
+	done := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for b, err := range batches {
+			select {
+			case ch <- batch{b.rows, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	parts := make([]warehouse.Part, n)
+	for i := range parts {
+		var rows [][]any
+		parts[i] = func() ([]any, error) {
+			for len(rows) == 0 {
+				b, more := <-ch
+				if !more {
+					return nil, nil
+				}
+				if b.err != nil {
+					return nil, b.err
+				}
+				rows = b.rows
+			}
+			r := rows[0]
+			rows = rows[1:]
+			return r, nil
+		}
+	}
+	return parts, func() { close(done) }
+}
+
 // copyReader reads the COPY text of the batches pull gives, one after the
-// other; a batch of JSON rows, or the script's failure, is an error, which
-// aborts the COPY.
+// other; the script's failure is an error, which aborts the COPY.
 type copyReader struct {
 	pull func() (rowBatch, error, bool)
 	text []byte
@@ -315,8 +381,6 @@ func (r *copyReader) Read(p []byte) (int, error) {
 			return 0, err
 		case !more:
 			return 0, io.EOF
-		case b.text == nil && len(b.rows) > 0:
-			return 0, exit.Errorf(exit.Handler, "the script sent JSON rows to a load that takes COPY text")
 		}
 		r.text = b.text
 	}

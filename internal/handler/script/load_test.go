@@ -307,29 +307,32 @@ func TestAFaultAfterTheOffsetKeepsTheOldOne(t *testing.T) {
 }
 
 // valuesLoader loads the same awkward values twice into one table: in the
-// first batch (rows as JSON, which the engine converts) and after it (on
-// PostgreSQL, COPY text the engine forwards to the server), into a table
-// with typed columns and into a new one typed from the rows.
+// first batch (rows as JSON, which the engine converts) and after it (COPY
+// text, which the engine forwards to a PostgreSQL server and decodes itself
+// for DuckDB), into a table with typed columns and into a new one typed
+// from the rows.
 const valuesLoader = `
 import datetime, decimal
 from etl_craft.scripting import ScriptResult
 
 UTC2 = datetime.timezone(datetime.timedelta(hours=2))
 VALUES = [
-    (None, "it's \"quoted\"", 1.5, True, datetime.datetime(2024, 1, 2, 3, 4, 5, 600000), 3),
-    ("tab\there", "new\nline", decimal.Decimal("12345678901234567890.0123456789"), False, datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC2), -5),
-    ("back\\slash \\N", "cr\rx", 3, None, datetime.date(2024, 5, 6), None),
-    ("é中😀", "", None, 1, "2024-05-06 07:08:09", 2 ** 62),
-    ("", " spaces ", -0.25, 0, None, 7),
-    ("\\N", "\\.", decimal.Decimal("0.00000000005"), "yes", "2024-05-06T07:08:09.123456+00:00", "12"),
+    (None, "it's \"quoted\"", 1.5, True, datetime.datetime(2024, 1, 2, 3, 4, 5, 600000), 3,
+     datetime.date(2024, 1, 2), {"b": [1, 2.5, None], "a": "<x & y>"}),
+    ("tab\there", "new\nline", decimal.Decimal("12345678901234567890.0123456789"), False, datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC2), -5,
+     datetime.datetime(2024, 1, 2, 23, 30, tzinfo=UTC2), [1, "two", {"k": "é\t"}]),
+    ("back\\slash \\N", "cr\rx", 3, None, datetime.date(2024, 5, 6), None, "2024-05-06", 1.5),
+    ("é中😀", "", None, 1, "2024-05-06 07:08:09", 2 ** 62, None, True),
+    ("", " spaces ", -0.25, 0, None, -2 ** 63, datetime.datetime(2024, 5, 6, 7, 8, 9), datetime.datetime(2024, 1, 2, 3, 4, 5, 600000)),
+    ("\\N", "\\.", decimal.Decimal("0.00000000005"), "yes", "2024-05-06T07:08:09.123456+00:00", "12", datetime.date(1999, 12, 31), 2 ** 70),
 ]
-COLUMNS = ["id", "s", "t", "n", "b", "ts", "k"]
+COLUMNS = ["id", "s", "t", "n", "b", "ts", "k", "d", "j"]
 
 def rows(offset):
     return [(offset + i + 1,) + v for i, v in enumerate(VALUES)]
 
 def run(task):
-    filler = [(1000 + i, None, "f", 0, False, None, 0) for i in range(6000)]
+    filler = [(1000 + i, None, "f", 0, False, None, 0, None, None) for i in range(6000)]
     data = rows(0) + filler + rows(10000)
     n = task.load("vals", data)
     n += task.load("vals_new", [dict(zip(COLUMNS, r)) for r in data], mode="replace")
@@ -338,11 +341,13 @@ def run(task):
 
 // Awkward values read back the same whether they crossed the pipe as JSON
 // or as COPY text: NULLs, quotes, tabs, newlines, backslashes, \N, unicode,
-// empty strings, exact decimals, booleans from text and integers,
-// timestamps with and without a zone, dates, and text timestamps.
+// empty strings, the largest integers, exact decimals, booleans from text
+// and integers, timestamps with and without a zone, dates (from dates,
+// timestamps and text), text timestamps, and lists, dicts, numbers,
+// booleans and timestamps in a text column.
 func TestLoadValuesAsJSONAndCopyText(t *testing.T) {
 	each(t, func(t *testing.T, e *env) {
-		e.exec("CREATE TABLE staging.vals (id BIGINT, s VARCHAR, t VARCHAR, n DECIMAL(38, 10), b BOOLEAN, ts TIMESTAMP WITH TIME ZONE, k BIGINT)")
+		e.exec("CREATE TABLE staging.vals (id BIGINT, s VARCHAR, t VARCHAR, n DECIMAL(38, 10), b BOOLEAN, ts TIMESTAMP WITH TIME ZONE, k BIGINT, d DATE, j VARCHAR)")
 		e.script("vals.py", valuesLoader)
 		e.task("vals", "vals.py", nil)
 		if out := e.run(); out.Status != run.RunSuccess {
@@ -350,7 +355,7 @@ func TestLoadValuesAsJSONAndCopyText(t *testing.T) {
 			t.Fatalf("%s: %s\n%s", out, a.message, a.log)
 		}
 		for _, table := range []string{"vals", "vals_new"} {
-			q := "SELECT id, s, t, CAST(n AS VARCHAR), b, ts, k FROM staging." + table + " WHERE id < 1000 OR id > 10000 ORDER BY id"
+			q := "SELECT id, s, t, CAST(n AS VARCHAR), b, ts, k, CAST(d AS VARCHAR), j FROM staging." + table + " WHERE id < 1000 OR id > 10000 ORDER BY id"
 			got := e.wh(q)
 			if len(got) != 12 {
 				t.Fatalf("%s: %d rows: %q", table, len(got), got)
@@ -362,12 +367,12 @@ func TestLoadValuesAsJSONAndCopyText(t *testing.T) {
 			}
 			if table == "vals" {
 				want(t, "vals: rows", strings.Join(got[:6], "|"), strings.Join([]string{
-					"1 NULL it's \"quoted\" 1.5000000000 true 2024-01-02 03:04:05.6 +0000 UTC 3",
-					"2 tab\there new\nline 12345678901234567890.0123456789 false 2024-01-02 01:04:05 +0000 UTC -5",
-					"3 back\\slash \\N cr\rx 3.0000000000 NULL 2024-05-06 00:00:00 +0000 UTC NULL",
-					"4 é中😀  NULL true 2024-05-06 07:08:09 +0000 UTC 4611686018427387904",
-					"5   spaces  -0.2500000000 false NULL 7",
-					"6 \\N \\. 0.0000000001 true 2024-05-06 07:08:09.123456 +0000 UTC 12",
+					`1 NULL it's "quoted" 1.5000000000 true 2024-01-02 03:04:05.6 +0000 UTC 3 2024-01-02 {"a":"<x & y>","b":[1,2.5,null]}`,
+					"2 tab\there new\nline 12345678901234567890.0123456789 false 2024-01-02 01:04:05 +0000 UTC -5 2024-01-02 " + `[1,"two",{"k":"é\t"}]`,
+					"3 back\\slash \\N cr\rx 3.0000000000 NULL 2024-05-06 00:00:00 +0000 UTC NULL 2024-05-06 1.5",
+					"4 é中😀  NULL true 2024-05-06 07:08:09 +0000 UTC 4611686018427387904 NULL true",
+					"5   spaces  -0.2500000000 false NULL -9223372036854775808 2024-05-06 2024-01-02T03:04:05.6Z",
+					"6 \\N \\. 0.0000000001 true 2024-05-06 07:08:09.123456 +0000 UTC 12 1999-12-31 1180591620717411303424",
 				}, "|"))
 			}
 		}

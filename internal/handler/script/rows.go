@@ -4,13 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
-// A batch of task.load rows crosses the pipe as one line: R and the JSON
-// array of the rows, each an array of values, as Python's json module
-// writes it. parseRows reads it without reflection; it gives what
+// The first batch of task.load rows crosses the pipe as one line: R and
+// the JSON array of the rows, each an array of values, as Python's json
+// module writes it. parseRows reads it without reflection; it gives what
 // decodeJSON would (json.Number, string, bool, nil, and for objects and
 // nested arrays their decoded form).
+//
+// The batches after it cross as PostgreSQL's COPY text format (see
+// copyPrefix): a PostgreSQL server reads them as they are; for any other
+// warehouse copyRows decodes them into the values the bulk load takes.
 
 // rowsPrefix starts a line holding a batch of rows.
 const rowsPrefix = 'R'
@@ -161,4 +170,124 @@ func (p *rowParser) value() (any, error) {
 		return v, nil
 	}
 	return nil, p.fail("a value")
+}
+
+// copyRows decodes a batch of COPY text for the columns of a load of
+// target: rows ending in a newline, fields separated by tabs, \N for NULL,
+// and the format's backslash escapes. Each field becomes the value its
+// column's type reads from that text, as the PostgreSQL server would read
+// it and as loadValue reads the same value sent as JSON: integers as int64
+// (text that is none as text, which the bulk load refuses as it refuses
+// the same JSON), booleans, timestamps and dates as parseBool and
+// parseTime read them, decimals and everything else as text.
+func copyRows(target warehouse.Table, cols []warehouse.Column, text []byte) ([][]any, error) {
+	s := string(text) // one copy for the batch: the plain fields are substrings of it
+	n := strings.Count(s, "\n")
+	if s != "" && s[len(s)-1] != '\n' {
+		return nil, exit.Errorf(exit.Handler, "a batch of COPY text for the load of %s ends in the middle of a row", target.Full())
+	}
+	rows := make([][]any, n)
+	vals := make([]any, n*len(cols))
+	for r := range rows {
+		end := strings.IndexByte(s, '\n')
+		line := s[:end]
+		s = s[end+1:]
+		if w := strings.Count(line, "\t") + 1; w != len(cols) {
+			return nil, exit.Errorf(exit.Handler, "a row of the load of %s has %d values for its %d columns", target.Full(), w, len(cols))
+		}
+		row := vals[r*len(cols) : (r+1)*len(cols) : (r+1)*len(cols)]
+		for i, c := range cols {
+			field := line
+			if i < len(cols)-1 {
+				tab := strings.IndexByte(line, '\t')
+				field, line = line[:tab], line[tab+1:]
+			}
+			var err error
+			if row[i], err = copyValue(field, c.Type); err != nil {
+				return nil, exit.Wrap(exit.Handler, err, "column %s of the load of %s", c.Name, target.Full())
+			}
+		}
+		rows[r] = row
+	}
+	return rows, nil
+}
+
+// copyValue reads one field of COPY text for a column of type t (see
+// copyRows).
+func copyValue(f string, t warehouse.Type) (any, error) {
+	if f == `\N` {
+		return nil, nil
+	}
+	if strings.IndexByte(f, '\\') >= 0 {
+		f = copyUnescape(f)
+	}
+	switch t {
+	case warehouse.BigInt:
+		if n, err := strconv.ParseInt(f, 10, 64); err == nil {
+			return n, nil
+		}
+	case warehouse.Boolean:
+		return parseBool(f)
+	case warehouse.Date, warehouse.Timestamp:
+		return parseTime(f)
+	}
+	return f, nil
+}
+
+// copyUnescape reads the backslash escapes of a field of COPY text as the
+// PostgreSQL server does: \b \f \n \r \t \v, one to three octal digits,
+// \x and one or two hexadecimal digits, and a backslash before any other
+// character stands for that character.
+func copyUnescape(f string) string {
+	var b strings.Builder
+	b.Grow(len(f))
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if c != '\\' || i+1 == len(f) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch c = f[i]; c {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v := c - '0'
+			for k := 0; k < 2 && i+1 < len(f) && f[i+1] >= '0' && f[i+1] <= '7'; k++ {
+				i++
+				v = v<<3 | (f[i] - '0')
+			}
+			b.WriteByte(v)
+		case 'x':
+			j := i + 1
+			for j < len(f) && j < i+3 && isHex(f[j]) {
+				j++
+			}
+			if j == i+1 {
+				b.WriteByte('x')
+				continue
+			}
+			v, _ := strconv.ParseUint(f[i+1:j], 16, 8)
+			b.WriteByte(byte(v))
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// isHex reports whether c is a hexadecimal digit.
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }

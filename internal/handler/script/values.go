@@ -48,13 +48,23 @@ func fromWire(v any, asText bool) (any, error) {
 				return s, nil
 			}
 		}
-		b, err := json.Marshal(x)
-		return string(b), err
+		return jsonText(x)
 	case []any:
-		b, err := json.Marshal(x)
-		return string(b), err
+		return jsonText(x)
 	}
 	return v, nil
+}
+
+// jsonText writes a list or an object as JSON text, as the Python side's
+// json.dumps writes it into COPY text: keys sorted, <, > and & as they are.
+func jsonText(v any) (string, error) {
+	var b strings.Builder
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // timeLayouts are the forms of a timestamp or date text (Python's
@@ -158,13 +168,19 @@ func loadValue(v any, t warehouse.Type) (any, error) {
 	case warehouse.Date, warehouse.Timestamp:
 		return parseTime(s)
 	case warehouse.Boolean:
-		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "true", "t", "1", "yes", "y":
-			return true, nil
-		case "false", "f", "0", "no", "n":
-			return false, nil
-		}
-		return nil, fmt.Errorf("%q is not a boolean", s)
+		return parseBool(s)
 	}
 	return v, nil
+}
+
+// parseBool reads a boolean's text: the words PostgreSQL reads, in any
+// case, around spaces.
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "t", "1", "yes", "y", "on":
+		return true, nil
+	case "false", "f", "0", "no", "n", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean", s)
 }

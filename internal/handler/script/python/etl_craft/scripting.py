@@ -479,14 +479,10 @@ class ScriptTask:
         ch = self._ch
         ch.send({"op": "load", "table": str(table), "mode": mode, "columns": columns})
         ch.send_rows(first)
-        staged = ch.answer()  # the staged columns' types, and how to send the rest
-        types = staged["types"]
+        types = ch.answer()["types"]  # the staged columns' types
         try:
             for batch in batches:
-                if staged["copy"]:
-                    ch.send_copy(_copy_text(batch, types))
-                else:
-                    ch.send_rows(batch)
+                ch.send_copy(_copy_text(batch, types))
         except BaseException as e:
             ch.send({"op": "abort", "error": "%s: %s" % (type(e).__name__, e)})
             ch.answer_quietly()
@@ -497,12 +493,13 @@ class ScriptTask:
 
 # -- rows as COPY text ----------------------------------------------------------
 #
-# Where the warehouse loads PostgreSQL's COPY text format, the batches after
-# the first are written in it and the engine forwards them to the server as
-# they are; the server reads each field as its column's type. Each value is
-# written so that the server reads what the engine reads from the same value
-# sent as JSON (see loadValue in the engine): timestamps without a zone are
-# UTC, booleans true/false, lists and dicts as JSON text.
+# The batches after the first are written in PostgreSQL's COPY text format:
+# the engine forwards them to a PostgreSQL server as they are, where the
+# server reads each field as its column's type, and decodes them itself for
+# any other warehouse (copyRows in the engine), reading each field as the
+# server would. Each value is written so that it reads as the engine reads
+# the same value sent as JSON (see loadValue in the engine): timestamps
+# without a zone are UTC, booleans true/false, lists and dicts as JSON text.
 
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
@@ -514,12 +511,17 @@ def _copy_text(batch, types):
     if set(map(len, batch)) != {width}:
         bad = next(r for r in batch if len(r) != width)
         raise ValueError("a row of the load has %d values for its %d columns" % (len(bad), width))
-    cols = list(zip(*batch))
-    if all(map(_copy_plain, cols)):
-        # integers and text without a character to escape: each row's
-        # fields are their str() as they are
+    if set(map(type, itertools.chain.from_iterable(batch))) <= {int, str}:
+        # integers and text: each row's fields are their str() as they are,
+        # when no text holds a character to escape (the text then has one
+        # tab between fields, one newline after each row, no backslash and
+        # no carriage return)
         rows = batch if set(map(type, batch)) == {tuple} else map(tuple, batch)
-        return "\n".join(map("\t".join(["%s"] * width).__mod__, rows)) + "\n"
+        text = "\n".join(map("\t".join(["%s"] * width).__mod__, rows)) + "\n"
+        if (text.count("\t") == len(batch) * (width - 1) and text.count("\n") == len(batch)
+                and "\\" not in text and "\r" not in text):
+            return text
+    cols = list(zip(*batch))
     fields = [_copy_column(col, t) for col, t in zip(cols, types)]
     return "\n".join(map("\t".join, zip(*fields))) + "\n"
 
