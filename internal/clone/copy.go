@@ -251,6 +251,7 @@ func (c *copier) catchUp(ctx context.Context, tx warehouse.Tx, r *readConn, name
 	if err != nil {
 		return 0, fmt.Errorf("reading the Engine DB table: %w", err)
 	}
+	defer rs.close()
 	return tx.BulkLoad(ctx, mirror, load, stream(ctx, []rowScanner{rs}, len(cols), progress))
 }
 

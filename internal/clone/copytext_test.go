@@ -66,6 +66,7 @@ func rowPath(t *testing.T, db *engine.DB, tg *target, name, copyName string) str
 		if err != nil {
 			return err
 		}
+		defer rs.close()
 		_, err = tx.BulkLoad(ctx, mirror, load, stream(ctx, []rowScanner{rs}, len(cols), nil))
 		return err
 	})

@@ -158,7 +158,6 @@ func (s *pgScanner) scan(row []any) (bool, error) {
 	return true, nil
 }
 
-// close may be called again: it does nothing then.
 func (s *pgScanner) close() {
 	if s.release != nil {
 		s.rows.Close()

@@ -28,31 +28,43 @@ func readAll(t *testing.T, s rowScanner, n int) [][]any {
 	}
 }
 
-func TestPostgresNativeReadGivesEveryValueAsDatabaseSQLDoes(t *testing.T) {
-	t.Parallel()
+// valueKindsRead makes a PostgreSQL Engine DB holding valueKinds and the
+// rows of each statement of more, and returns its db, the table's columns
+// and a read snapshot of it.
+func valueKindsRead(t *testing.T, more ...string) (*engine.DB, []column, *readConn) {
+	t.Helper()
 	ctx := context.Background()
 	db := pipelinetest.DB(t, engine.Postgres)
 	b := pipelinetest.New(t, db)
 	b.Exec(valueKinds)
-	// Far and fine times, and text values that repeat past what a text
-	// column's scanner keeps.
-	b.Exec(`INSERT INTO "AUD_Value Kinds" (id, at, local_at, day, note, short) VALUES
-		(4, '0001-01-01 00:00:00.000001+00', '9999-12-31 23:59:59.999999', '0001-01-01', 'é', ''),
-		(5, '2262-04-12 00:00:00.000001+00', '1900-01-01 00:00:00.5', '200000-01-01', '😀', 'x'),
-		(6, '0044-03-15 12:00:00+00 BC', '2000-01-01 00:00:00', '4713-11-24 BC', NULL, '')`)
-	b.Exec(`INSERT INTO "AUD_Value Kinds" (id, note, short, flag, whole)
-		SELECT 100 + i, 'note ' || (i % 1500), repeat('é', i % 3), i % 2 = 0, i FROM generate_series(1, 3000) AS i`)
+	for _, m := range more {
+		b.Exec(m)
+	}
 	cols, err := columns(ctx, db, "AUD_Value Kinds")
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := selectQuery(db, "AUD_Value Kinds", cols) + " ORDER BY id"
 	reads, err := beginReads(ctx, db, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer endReads(reads)
-	native, err := reads[0].read(ctx, cols, q)
+	t.Cleanup(func() { endReads(reads) })
+	return db, cols, reads[0]
+}
+
+func TestPostgresNativeReadGivesEveryValueAsDatabaseSQLDoes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// Far and fine times, and text values that repeat past what a text
+	// column's scanner keeps.
+	db, cols, r := valueKindsRead(t, `INSERT INTO "AUD_Value Kinds" (id, at, local_at, day, note, short) VALUES
+		(4, '0001-01-01 00:00:00.000001+00', '9999-12-31 23:59:59.999999', '0001-01-01', 'é', ''),
+		(5, '2262-04-12 00:00:00.000001+00', '1900-01-01 00:00:00.5', '200000-01-01', '😀', 'x'),
+		(6, '0044-03-15 12:00:00+00 BC', '2000-01-01 00:00:00', '4713-11-24 BC', NULL, '')`,
+		`INSERT INTO "AUD_Value Kinds" (id, note, short, flag, whole)
+		SELECT 100 + i, 'note ' || (i % 1500), repeat('é', i % 3), i % 2 = 0, i FROM generate_series(1, 3000) AS i`)
+	q := selectQuery(db, "AUD_Value Kinds", cols) + " ORDER BY id"
+	native, err := r.read(ctx, cols, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +72,7 @@ func TestPostgresNativeReadGivesEveryValueAsDatabaseSQLDoes(t *testing.T) {
 		t.Fatalf("a PostgreSQL Engine DB is read by a %T", native)
 	}
 	got := readAll(t, native, len(cols))
-	rs, err := reads[0].query(ctx, q)
+	rs, err := r.query(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,21 +152,8 @@ func TestPostgresNativeReadGivesEveryValueAsDatabaseSQLDoes(t *testing.T) {
 
 func TestPostgresNativeReadRefusesInfiniteTimes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := pipelinetest.DB(t, engine.Postgres)
-	b := pipelinetest.New(t, db)
-	b.Exec(valueKinds)
-	b.Exec(`INSERT INTO "AUD_Value Kinds" (id, day) VALUES (4, 'infinity')`)
-	cols, err := columns(ctx, db, "AUD_Value Kinds")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reads, err := beginReads(ctx, db, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer endReads(reads)
-	s, err := reads[0].read(ctx, cols, selectQuery(db, "AUD_Value Kinds", cols)+" WHERE id = 4")
+	db, cols, r := valueKindsRead(t, `INSERT INTO "AUD_Value Kinds" (id, day) VALUES (4, 'infinity')`)
+	s, err := r.read(context.Background(), cols, selectQuery(db, "AUD_Value Kinds", cols)+" WHERE id = 4")
 	if err != nil {
 		t.Fatal(err)
 	}

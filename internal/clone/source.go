@@ -143,7 +143,9 @@ type rowScanner interface {
 	// scan reads the next row into row and reports whether there was one;
 	// at the end, the read's error.
 	scan(row []any) (bool, error)
-	// close ends the read and gives its connection back to the snapshot.
+	// close ends the read and gives its connection back to the snapshot;
+	// it may be called again, and then does nothing. A read must be closed
+	// before its snapshot ends.
 	close()
 }
 
