@@ -247,12 +247,12 @@ func (c *copier) catchUp(ctx context.Context, tx warehouse.Tx, r *readConn, name
 		return 0, err
 	}
 	q, args := changedRowsQuery(c.db, name, cols, k.capture, k.last.mark, k.last.high)
-	rs, err := r.query(ctx, q, args...)
+	rs, err := r.read(ctx, cols, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("reading the Engine DB table: %w", err)
 	}
-	defer rs.Close()
-	return tx.BulkLoad(ctx, mirror, load, stream(ctx, []*sql.Rows{rs}, cols, progress))
+	defer rs.close()
+	return tx.BulkLoad(ctx, mirror, load, stream(ctx, []rowScanner{rs}, len(cols), progress))
 }
 
 // load writes every row of the Engine table, whose columns are cols, into
@@ -267,10 +267,10 @@ func (c *copier) load(ctx context.Context, tx warehouse.Tx, reads []*readConn, n
 	if tc, ok := warehouse.TextCopierOf(tx); ok && c.db.Capabilities().CopyOut {
 		return copyText(ctx, c.db, query, tc, mirror, load, progress)
 	}
-	var sets []*sql.Rows
+	var sets []rowScanner
 	defer func() {
 		for _, rs := range sets {
-			rs.Close()
+			rs.close()
 		}
 	}()
 	ranges, err := keyRanges(ctx, reads, name, cols, k)
@@ -286,16 +286,16 @@ func (c *copier) load(ctx context.Context, tx warehouse.Tx, reads []*readConn, n
 			q += " WHERE " + kr.key + " BETWEEN $1 AND $2"
 			args = []any{kr.lo, kr.hi}
 		}
-		rs, err := reads[i].query(ctx, q, args...)
+		rs, err := reads[i].read(ctx, cols, q, args...)
 		if err != nil {
 			return 0, fmt.Errorf("reading the Engine DB table: %w", err)
 		}
 		sets = append(sets, rs)
 	}
 	if pl, ok := warehouse.PartLoaderOf(tx); ok {
-		return pl.BulkLoadParts(ctx, mirror, load, parts(sets, cols, progress))
+		return pl.BulkLoadParts(ctx, mirror, load, parts(sets, len(cols), progress))
 	}
-	return tx.BulkLoad(ctx, mirror, load, stream(ctx, sets, cols, progress))
+	return tx.BulkLoad(ctx, mirror, load, stream(ctx, sets, len(cols), progress))
 }
 
 // keyRange is the rows of one reader: those whose key (quoted) lies from

@@ -2,7 +2,6 @@ package clone
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -58,11 +57,17 @@ func rowPath(t *testing.T, db *engine.DB, tg *target, name, copyName string) str
 		if _, err := tx.Exec(ctx, w.CreateTable(mirror, load)); err != nil {
 			return err
 		}
-		rs, err := db.QueryContext(ctx, selectQuery(db, name, cols))
+		reads, err := beginReads(ctx, db, 1)
 		if err != nil {
 			return err
 		}
-		_, err = tx.BulkLoad(ctx, mirror, load, stream(ctx, []*sql.Rows{rs}, cols, nil))
+		defer endReads(reads)
+		rs, err := reads[0].read(ctx, cols, selectQuery(db, name, cols))
+		if err != nil {
+			return err
+		}
+		defer rs.close()
+		_, err = tx.BulkLoad(ctx, mirror, load, stream(ctx, []rowScanner{rs}, len(cols), nil))
 		return err
 	})
 	return tg.mirror(copyName)

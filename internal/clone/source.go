@@ -137,6 +137,32 @@ type batch struct {
 	err  error
 }
 
+// rowScanner reads the rows of one query in a read snapshot as a bulk load
+// takes them, one at a time.
+type rowScanner interface {
+	// scan reads the next row into row and reports whether there was one;
+	// at the end, the read's error.
+	scan(row []any) (bool, error)
+	// close ends the read and gives its connection back to the snapshot;
+	// it may be called again, and then does nothing. A read must be closed
+	// before its snapshot ends.
+	close()
+}
+
+// read runs the query q, whose columns are cols, on the snapshot's
+// connection: natively through pgx on PostgreSQL (see pgScanner), through
+// database/sql on SQLite.
+func (r *readConn) read(ctx context.Context, cols []column, q string, args ...any) (rowScanner, error) {
+	if r.db.Kind() == engine.Postgres {
+		return readPG(ctx, r.conn, cols, q, args...)
+	}
+	rs, err := r.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return newScanner(rs, cols), nil
+}
+
 // stream returns the rows of sets, one after another in the order their
 // batches are read, as a bulk load's row iterator. A goroutine per set reads
 // it in batches of batchRows, with at most batchesInFlight batches per set
@@ -144,10 +170,9 @@ type batch struct {
 // more than those batches are ever held. progress is called with the rows
 // handed over so far after each batch. Each set is closed when the
 // iteration ends.
-func stream(ctx context.Context, sets []*sql.Rows, cols []column, progress func(rows int64)) warehouse.Rows {
+func stream(ctx context.Context, sets []rowScanner, n int, progress func(rows int64)) warehouse.Rows {
 	return func(yield func([]any, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
-		n := len(cols)
 		batches := batchesInFlight * len(sets)
 		full := make(chan *batch, batches)
 		free := make(chan *batch, batches)
@@ -155,10 +180,10 @@ func stream(ctx context.Context, sets []*sql.Rows, cols []column, progress func(
 			free <- &batch{vals: make([]any, n*batchRows)}
 		}
 		var readers sync.WaitGroup
-		for _, rs := range sets {
+		for _, s := range sets {
 			readers.Go(func() {
-				defer rs.Close()
-				readBatches(ctx, rs, cols, free, full)
+				defer s.close()
+				readBatches(ctx, s, n, free, full)
 			})
 		}
 		go func() {
@@ -190,9 +215,9 @@ func stream(ctx context.Context, sets []*sql.Rows, cols []column, progress func(
 	}
 }
 
-// scanner reads the rows of one result set as a bulk load takes them: each
-// value as the driver gives it (the warehouse brings it to its column's
-// type), except timestamps and dates, which become time values.
+// scanner reads the rows of one database/sql result set: each value as the
+// driver gives it (the warehouse brings it to its column's type), except
+// timestamps and dates, which become time values.
 type scanner struct {
 	rs        *sql.Rows
 	cols      []column
@@ -207,8 +232,6 @@ func newScanner(rs *sql.Rows, cols []column) *scanner {
 	return s
 }
 
-// scan reads the next row into row and reports whether there was one; at
-// the end, the result set's error.
 func (s *scanner) scan(row []any) (bool, error) {
 	if !s.rs.Next() {
 		return false, s.rs.Err()
@@ -229,10 +252,12 @@ func (s *scanner) scan(row []any) (bool, error) {
 	return true, nil
 }
 
-// readBatches scans rs into free batches and sends each full one, and the
-// last, on full; a batch with err set ends the stream. It stops when ctx ends.
-func readBatches(ctx context.Context, rs *sql.Rows, cols []column, free <-chan *batch, full chan<- *batch) {
-	s := newScanner(rs, cols)
+func (s *scanner) close() { s.rs.Close() }
+
+// readBatches scans s, whose rows have n values, into free batches and
+// sends each full one, and the last, on full; a batch with err set ends the
+// stream. It stops when ctx ends.
+func readBatches(ctx context.Context, s rowScanner, n int, free <-chan *batch, full chan<- *batch) {
 	for {
 		var b *batch
 		select {
@@ -242,7 +267,7 @@ func readBatches(ctx context.Context, rs *sql.Rows, cols []column, free <-chan *
 		}
 		b.n = 0
 		for b.n < batchRows {
-			ok, err := s.scan(b.vals[b.n*len(cols) : (b.n+1)*len(cols)])
+			ok, err := s.scan(b.vals[b.n*n : (b.n+1)*n])
 			if err != nil || !ok {
 				b.err = err
 				if b.n > 0 || err != nil {
@@ -256,11 +281,11 @@ func readBatches(ctx context.Context, rs *sql.Rows, cols []column, free <-chan *
 	}
 }
 
-// parts returns sets as the parts of a parallel bulk load, whose threads
-// read them (see warehouse.PartLoader). progress is called with the rows
-// read so far after every batchRows rows of a part, and at its end; never
-// twice at once.
-func parts(sets []*sql.Rows, cols []column, progress func(rows int64)) []warehouse.Part {
+// parts returns sets, whose rows have n values, as the parts of a parallel
+// bulk load, whose threads read them (see warehouse.PartLoader). progress is
+// called with the rows read so far after every batchRows rows of a part, and
+// at its end; never twice at once. The caller closes the sets.
+func parts(sets []rowScanner, n int, progress func(rows int64)) []warehouse.Part {
 	var mu sync.Mutex
 	var read int64
 	add := func(n int) {
@@ -272,22 +297,21 @@ func parts(sets []*sql.Rows, cols []column, progress func(rows int64)) []warehou
 		}
 	}
 	out := make([]warehouse.Part, len(sets))
-	for i, rs := range sets {
-		s := newScanner(rs, cols)
-		row := make([]any, len(cols))
-		n := 0
+	for i, s := range sets {
+		row := make([]any, n)
+		rows := 0
 		out[i] = func() ([]any, error) {
 			ok, err := s.scan(row)
 			if err != nil || !ok {
-				if n > 0 {
-					add(n)
-					n = 0
+				if rows > 0 {
+					add(rows)
+					rows = 0
 				}
 				return nil, err
 			}
-			if n++; n == batchRows {
-				add(n)
-				n = 0
+			if rows++; rows == batchRows {
+				add(rows)
+				rows = 0
 			}
 			return row, nil
 		}
