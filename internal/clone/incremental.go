@@ -154,7 +154,7 @@ func beginReads(ctx context.Context, db *engine.DB, n int) (rs []*readConn, err 
 			rs = nil
 		}
 	}()
-	if db.Kind() == engine.Postgres {
+	if db.Capabilities().SharedSnapshot {
 		r, err := beginRead(ctx, db)
 		if err != nil {
 			return nil, err
@@ -349,8 +349,8 @@ type probe struct {
 // little. PostgreSQL reads no row: each mirror has a write guard (see
 // pgGuard) that counts every statement written by hand.
 func checksumOf(w warehouse.Warehouse, mirror warehouse.Table, key string, existing []warehouse.ColumnInfo) (checksum, bool) {
-	switch warehouse.Kind(w.Name()) {
-	case warehouse.DuckDB:
+	switch caps := w.Capabilities(); {
+	case caps.RowHash:
 		var cols []string
 		for _, c := range existing {
 			cols = append(cols, w.Quote(c.Name))
@@ -358,7 +358,7 @@ func checksumOf(w warehouse.Warehouse, mirror warehouse.Table, key string, exist
 		q := "SELECT count(*), CAST(max(" + w.Quote(key) + ") AS VARCHAR), CAST(coalesce(sum(hash(" + strings.Join(cols, ", ") + ")), 0) AS VARCHAR)" +
 			" FROM " + warehouse.Qualify(w, mirror)
 		return checksum{check: probe{query: q}, left: probe{query: q}}, true
-	case warehouse.Postgres:
+	case caps.WriteGuard:
 		g := newPGGuard(w, mirror, key)
 		return checksum{check: probe{guard: g}, left: probe{guard: g, leaving: true}, binds: true}, true
 	}

@@ -2,12 +2,15 @@ package clone
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // readAll reads every row of query into memory with s, copying each row.
@@ -68,15 +71,15 @@ func TestPostgresNativeReadGivesEveryValueAsDatabaseSQLDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := native.(*pgScanner); !ok {
-		t.Fatalf("a PostgreSQL Engine DB is read by a %T", native)
+	if reader := fmt.Sprintf("%T", native.(*scanner).rows); reader != "*engine.pgRows" {
+		t.Fatalf("a PostgreSQL Engine DB is read by a %s", reader)
 	}
 	got := readAll(t, native, len(cols))
 	rs, err := r.query(ctx, q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := readAll(t, newScanner(rs, cols), len(cols))
+	want := readAll(t, &sqlScanner{rs: rs, cols: cols}, len(cols))
 	if len(got) != 3006 || len(got) != len(want) {
 		t.Fatalf("read %d rows natively, %d through database/sql", len(got), len(want))
 	}
@@ -159,7 +162,39 @@ func TestPostgresNativeReadRefusesInfiniteTimes(t *testing.T) {
 	}
 	defer s.close()
 	row := make([]any, len(cols))
-	if ok, err := s.scan(row); ok || err == nil || err.Error() != "column day: "+errInfinite.Error() {
+	if ok, err := s.scan(row); ok || err == nil || err.Error() != "column day: "+engine.ErrInfiniteTime.Error() {
 		t.Fatalf("read an infinite date: %v, %v", ok, err)
 	}
 }
+
+// sqlScanner reads a result set through database/sql, each value as the
+// driver gives it and times through timeValue: the reference the native
+// read is compared with.
+type sqlScanner struct {
+	rs   *sql.Rows
+	cols []column
+}
+
+func (s *sqlScanner) scan(row []any) (bool, error) {
+	if !s.rs.Next() {
+		return false, s.rs.Err()
+	}
+	dest := make([]any, len(row))
+	for i := range dest {
+		dest[i] = &row[i]
+	}
+	if err := s.rs.Scan(dest...); err != nil {
+		return false, err
+	}
+	for i, c := range s.cols {
+		if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
+			var err error
+			if row[i], err = timeValue(row[i]); err != nil {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}
+
+func (s *sqlScanner) close() { s.rs.Close() }

@@ -2,7 +2,6 @@ package clone
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync"
 	"time"
@@ -150,17 +149,13 @@ type rowScanner interface {
 }
 
 // read runs the query q, whose columns are cols, on the snapshot's
-// connection: natively through pgx on PostgreSQL (see pgScanner), through
-// database/sql on SQLite.
+// connection (engine.ReadRows).
 func (r *readConn) read(ctx context.Context, cols []column, q string, args ...any) (rowScanner, error) {
-	if r.db.Kind() == engine.Postgres {
-		return readPG(ctx, r.conn, cols, q, args...)
-	}
-	rs, err := r.query(ctx, q, args...)
+	rows, err := r.db.ReadRows(ctx, r.conn, q, args...)
 	if err != nil {
 		return nil, err
 	}
-	return newScanner(rs, cols), nil
+	return &scanner{rows: rows, cols: cols}, nil
 }
 
 // stream returns the rows of sets, one after another in the order their
@@ -215,44 +210,30 @@ func stream(ctx context.Context, sets []rowScanner, n int, progress func(rows in
 	}
 }
 
-// scanner reads the rows of one database/sql result set: each value as the
-// driver gives it (the warehouse brings it to its column's type), except
+// scanner reads the rows of one Engine DB read: each value as the Engine
+// DB reads it (the warehouse brings it to its column's type), except
 // timestamps and dates, which become time values.
 type scanner struct {
-	rs        *sql.Rows
-	cols      []column
-	raw, dest []any
-}
-
-func newScanner(rs *sql.Rows, cols []column) *scanner {
-	s := &scanner{rs: rs, cols: cols, raw: make([]any, len(cols)), dest: make([]any, len(cols))}
-	for i := range s.raw {
-		s.dest[i] = &s.raw[i]
-	}
-	return s
+	rows engine.RowReader
+	cols []column
 }
 
 func (s *scanner) scan(row []any) (bool, error) {
-	if !s.rs.Next() {
-		return false, s.rs.Err()
-	}
-	if err := s.rs.Scan(s.dest...); err != nil {
-		return false, err
+	if ok, err := s.rows.Next(row); !ok || err != nil {
+		return ok, err
 	}
 	for i, c := range s.cols {
-		v := s.raw[i]
 		if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
 			var err error
-			if v, err = timeValue(v); err != nil {
+			if row[i], err = timeValue(row[i]); err != nil {
 				return false, fmt.Errorf("column %s: %w", c.Name, err)
 			}
 		}
-		row[i] = v
 	}
 	return true, nil
 }
 
-func (s *scanner) close() { s.rs.Close() }
+func (s *scanner) close() { s.rows.Close() }
 
 // readBatches scans s, whose rows have n values, into free batches and
 // sends each full one, and the last, on full; a batch with err set ends the

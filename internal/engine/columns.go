@@ -94,3 +94,57 @@ func (db *DB) CopyOut(ctx context.Context, query string, w io.Writer) error {
 func CopyOutStatement(query string) string {
 	return "COPY (" + query + ") TO STDOUT (FORMAT text, ENCODING 'UTF8')"
 }
+
+// RowReader reads the rows of one query, one at a time, each value as the
+// dialect reads it most cheaply: integers as int64, booleans, text as
+// strings, and, on PostgreSQL, timestamps and dates as UTC time values.
+type RowReader interface {
+	// Next reads the next row into row, which holds one value per column,
+	// and reports whether there was one; at the end, the read's error.
+	Next(row []any) (bool, error)
+	// Close ends the read; it may be called again, and then does nothing.
+	Close()
+}
+
+// ReadRows runs the query q on conn, in the transaction conn holds, for a
+// reader of many rows (a clone's copy): natively through pgx on
+// PostgreSQL, through database/sql on SQLite. The connection is the
+// reader's until it is closed.
+func (db *DB) ReadRows(ctx context.Context, conn *sql.Conn, q string, args ...any) (RowReader, error) {
+	return db.d.readRows(ctx, conn, q, args...)
+}
+
+// sqlRows reads a database/sql result set: each value as the driver gives it.
+type sqlRows struct {
+	rs   *sql.Rows
+	dest []any
+	raw  []any
+}
+
+func (r *sqlRows) Next(row []any) (bool, error) {
+	if !r.rs.Next() {
+		return false, r.rs.Err()
+	}
+	if r.dest == nil {
+		r.raw = make([]any, len(row))
+		r.dest = make([]any, len(row))
+		for i := range r.raw {
+			r.dest[i] = &r.raw[i]
+		}
+	}
+	if err := r.rs.Scan(r.dest...); err != nil {
+		return false, err
+	}
+	copy(row, r.raw)
+	return true, nil
+}
+
+func (r *sqlRows) Close() { r.rs.Close() }
+
+func (sqliteDialect) readRows(ctx context.Context, conn *sql.Conn, q string, args ...any) (RowReader, error) {
+	rs, err := conn.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &sqlRows{rs: rs}, nil
+}

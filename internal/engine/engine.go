@@ -118,6 +118,9 @@ type Capabilities struct {
 	// Events means Tx.Notify and DB.Listen carry EventsChannel's
 	// notifications (PostgreSQL LISTEN/NOTIFY).
 	Events bool
+	// SharedSnapshot means one connection's read snapshot can be taken by
+	// others (PostgreSQL's pg_export_snapshot and SET TRANSACTION SNAPSHOT).
+	SharedSnapshot bool
 }
 
 // Capabilities returns what the Engine DB's dialect can do.
@@ -376,6 +379,7 @@ type dialect interface {
 	readsAsText(t ColumnType) bool
 	from(table string) string
 	copyOut(ctx context.Context, db *DB, query string, w io.Writer) error
+	readRows(ctx context.Context, conn *sql.Conn, q string, args ...any) (RowReader, error)
 	refreshTriggers(ctx context.Context, tx *Tx) error
 	beforeAlter(ctx context.Context, tx *Tx, statement string) error
 	changeLog(schema string) ChangeLog

@@ -22,7 +22,7 @@ type postgresDialect struct{}
 func (postgresDialect) kind() Kind { return Postgres }
 
 func (postgresDialect) capabilities() Capabilities {
-	return Capabilities{CopyOut: true, Server: true, Events: true}
+	return Capabilities{CopyOut: true, Server: true, Events: true, SharedSnapshot: true}
 }
 
 // open builds a pgx pool behind database/sql whose connections use the

@@ -137,6 +137,12 @@ type Capabilities struct {
 	// DDLCommits: a DDL statement commits the open transaction, so the
 	// statements changing rows run in a transaction begun after the last DDL.
 	DDLCommits bool
+	// RowHash: hash() of a row's values exists, so a table's rows sum into
+	// a fingerprint in one columnar pass (DuckDB).
+	RowHash bool
+	// WriteGuard: statement-level PL/pgSQL triggers can count every write
+	// made to a table (PostgreSQL).
+	WriteGuard bool
 }
 
 // Dialect is the SQL one warehouse speaks. It connects to nothing: the clone

@@ -22,7 +22,7 @@ func (postgresDialect) Fold(ident string) string         { return fold(FoldLower
 func (postgresDialect) TypeName(t Type) string           { return typeName(t, timestampTZ, "VARCHAR") }
 func (postgresDialect) Placeholder(n int, _ Type) string { return "$" + strconv.Itoa(n) }
 func (postgresDialect) Capabilities() Capabilities {
-	return Capabilities{Replace: Transactional, RowID: Identity, Transactions: true, TempTables: true, PKEnforced: true}
+	return Capabilities{Replace: Transactional, RowID: Identity, Transactions: true, TempTables: true, PKEnforced: true, WriteGuard: true}
 }
 func (d postgresDialect) CreateTable(t Table, cols []Column) string {
 	return createTable(d, "TABLE", t, cols)
@@ -53,7 +53,7 @@ func (duckdbDialect) Fold(ident string) string     { return fold(FoldNone, ident
 func (duckdbDialect) TypeName(t Type) string       { return typeName(t, timestampTZ, "VARCHAR") }
 func (duckdbDialect) Placeholder(int, Type) string { return "?" }
 func (duckdbDialect) Capabilities() Capabilities {
-	return Capabilities{Replace: Transactional, RowID: Sequence, Transactions: true, TempTables: true, PKEnforced: true, SingleWriter: true}
+	return Capabilities{Replace: Transactional, RowID: Sequence, Transactions: true, TempTables: true, PKEnforced: true, SingleWriter: true, RowHash: true}
 }
 func (d duckdbDialect) CreateTable(t Table, cols []Column) string {
 	return createTable(d, "TABLE", t, cols)

@@ -1,4 +1,4 @@
-package clone
+package engine
 
 import (
 	"context"
@@ -12,17 +12,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
-// Reading a PostgreSQL Engine DB natively: the snapshot connection's own
-// pgx connection runs the query with its results in binary form, and each
-// row's raw values are decoded straight into the values a bulk load takes
-// (int64, bool, string, time.Time in UTC), with neither database/sql's nor
-// the driver's conversions between. Text and numbers arrive as text, as
-// selectQuery casts them; a type outside those decoded here (a domain, say)
-// arrives as text too, and is given as the database/sql path gives it.
+// Reading rows natively on PostgreSQL: the connection's own pgx connection
+// runs the query with its results in binary form, and each row's raw values
+// are decoded straight into plain values (int64, bool, string, time.Time in
+// UTC), with neither database/sql's nor the driver's conversions between. A
+// type outside those decoded here (numeric, json, a domain) arrives as its
+// text.
 
 // binaryOIDs are the result types other than text read in binary form,
 // each with its decoder into the value a bulk load takes.
@@ -50,15 +47,15 @@ var resultFormats = func() pgx.QueryResultFormatsByOID {
 // seconds since 1970.
 var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 
-// errInfinite is the error of an infinite timestamp or date.
-var errInfinite = errors.New("an infinite time cannot be mirrored")
+// ErrInfiniteTime is the error of reading an infinite timestamp or date.
+var ErrInfiniteTime = errors.New("an infinite time cannot be mirrored")
 
 // pgTimestamp decodes a binary timestamp, with or without time zone:
 // microseconds since 2000-01-01 UTC.
 func pgTimestamp(v []byte) (any, error) {
 	us := int64(binary.BigEndian.Uint64(v))
 	if us == math.MaxInt64 || us == math.MinInt64 {
-		return nil, errInfinite
+		return nil, ErrInfiniteTime
 	}
 	sec, frac := us/1_000_000, us%1_000_000
 	return time.Unix(pgEpoch+sec, frac*1000).UTC(), nil
@@ -68,23 +65,21 @@ func pgTimestamp(v []byte) (any, error) {
 func pgDate(v []byte) (any, error) {
 	days := int32(binary.BigEndian.Uint32(v))
 	if days == math.MaxInt32 || days == math.MinInt32 {
-		return nil, errInfinite
+		return nil, ErrInfiniteTime
 	}
 	return time.Date(2000, 1, 1+int(days), 0, 0, 0, 0, time.UTC), nil
 }
 
-// pgScanner reads the rows of one query on a PostgreSQL snapshot
-// connection through pgx.
-type pgScanner struct {
+// pgRows reads the rows of one query through pgx (see readRows).
+type pgRows struct {
 	rows    pgx.Rows
-	cols    []column
 	decode  []func(v []byte) (any, error)
 	release func()
 }
 
-// readPG runs q on conn's pgx connection, in the transaction conn holds.
-// The connection is conn's alone until the scanner is closed.
-func readPG(ctx context.Context, conn *sql.Conn, cols []column, q string, args ...any) (*pgScanner, error) {
+// readRows runs q on conn's pgx connection, in the transaction conn holds.
+// The connection is the reader's alone until it is closed.
+func (postgresDialect) readRows(ctx context.Context, conn *sql.Conn, q string, args ...any) (RowReader, error) {
 	pc, release, err := lendPGX(conn)
 	if err != nil {
 		return nil, err
@@ -94,28 +89,26 @@ func readPG(ctx context.Context, conn *sql.Conn, cols []column, q string, args .
 		release()
 		return nil, err
 	}
-	s := &pgScanner{rows: rows, cols: cols, release: release}
-	fields := rows.FieldDescriptions()
-	if len(fields) != len(cols) {
-		s.close()
-		return nil, fmt.Errorf("the query reads %d columns of %d", len(fields), len(cols))
-	}
-	for i, f := range fields {
-		t := cols[i].typ
-		switch decode := binaryOIDs[f.DataTypeOID]; {
-		case decode != nil && f.Format == pgx.BinaryFormatCode:
-			s.decode = append(s.decode, decode)
-		case t == warehouse.Timestamp || t == warehouse.Date:
-			s.decode = append(s.decode, func(v []byte) (any, error) { return timeValue(string(v)) })
-		default:
-			s.decode = append(s.decode, (&texts{seen: map[string]any{}}).value)
+	r := &pgRows{rows: rows, release: release}
+	for _, f := range rows.FieldDescriptions() {
+		name := f.Name
+		decode := binaryOIDs[f.DataTypeOID]
+		if decode == nil || f.Format != pgx.BinaryFormatCode {
+			decode = (&texts{seen: map[string]any{}}).value
 		}
+		r.decode = append(r.decode, func(v []byte) (any, error) {
+			x, err := decode(v)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", name, err)
+			}
+			return x, nil
+		})
 	}
-	return s, nil
+	return r, nil
 }
 
 // Text values repeat: an Engine DB's actors, hosts, commands, outcomes,
-// statuses. A text column's scanner keeps the values it has met, up to
+// statuses. A text column's reader keeps the values it has met, up to
 // textsKept of at most textKept bytes each, and hands a value met again
 // as the one it kept, allocating nothing.
 const (
@@ -140,29 +133,29 @@ func (t *texts) value(v []byte) (any, error) {
 	return x, nil
 }
 
-func (s *pgScanner) scan(row []any) (bool, error) {
-	if !s.rows.Next() {
-		return false, s.rows.Err()
+func (r *pgRows) Next(row []any) (bool, error) {
+	if !r.rows.Next() {
+		return false, r.rows.Err()
 	}
-	for i, v := range s.rows.RawValues() {
+	for i, v := range r.rows.RawValues() {
 		if v == nil {
 			row[i] = nil
 			continue
 		}
-		x, err := s.decode[i](v)
+		x, err := r.decode[i](v)
 		if err != nil {
-			return false, fmt.Errorf("column %s: %w", s.cols[i].Name, err)
+			return false, err
 		}
 		row[i] = x
 	}
 	return true, nil
 }
 
-func (s *pgScanner) close() {
-	if s.release != nil {
-		s.rows.Close()
-		s.release()
-		s.release = nil
+func (r *pgRows) Close() {
+	if r.release != nil {
+		r.rows.Close()
+		r.release()
+		r.release = nil
 	}
 }
 
