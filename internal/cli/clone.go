@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/etl-craft/etl-craft/internal/clone"
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
 
@@ -73,7 +74,7 @@ func cloneReport(tables []clone.Table) report.Clone {
 			added = []string{}
 		}
 		doc.Tables = append(doc.Tables, report.ClonedTable{Table: t.Engine, Mirror: t.Mirror.Full(), Rows: t.Rows,
-			Copied: t.Copied, Copy: t.Copy(), Why: t.Why, Created: t.Created, Added: added})
+			Copied: t.Copied, Copy: t.Copy(), Why: exit.Flags(t.Why), Created: t.Created, Added: added})
 	}
 	return doc
 }

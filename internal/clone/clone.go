@@ -223,7 +223,7 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 			note = " (added " + strings.Join(t.Added, ", ") + ")"
 		}
 		log.DebugContext(ctx, "cloned "+t.Engine+note, "mirror", mirror.Full(), "rows", t.Rows, "copied", t.Copied,
-			"copy", t.Copy(), "why", t.Why, "seconds", secondsSince(start))
+			"copy", t.Copy(), "why", exit.RenderFields(t.Why, func(field string) string { return field }), "seconds", secondsSince(start))
 	}
 	log.InfoContext(ctx, fmt.Sprintf("cloned %d table(s), %d row(s), into the warehouse", len(out), total),
 		"tables", len(out), "rows", total, "seconds", secondsSince(begun))
