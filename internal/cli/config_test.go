@@ -60,7 +60,7 @@ func TestConfigCommandPlansAppliesAndExports(t *testing.T) {
 		}
 
 		// export then apply changes nothing; export refuses to overwrite.
-		if r := p.run(nil, "config", "export"); r.code != 25 || !strings.Contains(r.stderr, "pass force") {
+		if r := p.run(nil, "config", "export"); r.code != 25 || !strings.Contains(r.stderr, "exists already: pass --force to overwrite") {
 			t.Errorf("export over the files: exit %d\n%s", r.code, r.stderr)
 		}
 		exp := p.ok("config", "export", "--force", "--config-dir", "out")

@@ -76,7 +76,7 @@ func TestGenerateYmlCommand(t *testing.T) {
 			t.Errorf("remote HAS_DATA: exit %d\n%s", r.code, r.stderr)
 		}
 		r = p.run(nil, "validate", "--pipeline_code", "P")
-		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] P.b: remote mode: depends on a with DEPENDENCY_TYPE = 'HAS_DATA'") {
+		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] P.b: depends on a with DEPENDENCY_TYPE = 'HAS_DATA'") {
 			t.Errorf("remote validate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		if r := p.run(nil, "generate-yml", "--pipeline_code", "P", "--airflow-version", ">=2.0"); r.code != 2 || !strings.Contains(r.stderr, "--airflow-version >=2.0 allows Airflow before 2.2.0") {

@@ -28,8 +28,9 @@ func TestPauseAndResumeCommands(t *testing.T) {
 		if r.code != 0 || r.stdout != "SALES: paused; etl-craft run starts nothing of it until it is resumed\n" {
 			t.Fatalf("pause: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		wantExit(t, p.run(bob, "pause", "--pipeline_code", "SALES", "--reason", "again"), 9,
-			"SALES is already paused by alice@test (HUMAN) since ")
+		again := p.run(bob, "pause", "--pipeline_code", "SALES", "--reason", "again")
+		wantExit(t, again, 9, "SALES is already paused by alice@test (HUMAN) since ")
+		wantExit(t, again, 9, "resume it (etl-craft resume --pipeline_code SALES --reason …) before pausing it again")
 		wantExit(t, p.run(bob, "pause", "--pipeline_code", "SALES", "--reason", " "), 2, "--reason is required")
 		wantExit(t, p.run(bob, "resume", "--pipeline_code", "SALES"), 2, "--reason is required")
 		wantExit(t, p.run(bob, "pause", "--reason", "why"), 2, "--pipeline_code is required")

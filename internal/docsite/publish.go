@@ -172,9 +172,9 @@ func RecordPublication(ctx context.Context, db *engine.DB, url string, acceptNew
 			_, err = tx.ExecContext(ctx, `UPDATE AUD_DOCS_PUBLICATION SET LAST_PUBLISHED = $1
 WHERE DOCS_PUBLICATION_ID = (SELECT MAX(DOCS_PUBLICATION_ID) FROM AUD_DOCS_PUBLICATION)`, tx.TimeArg(now))
 		case before != nil && !acceptNew:
-			return exit.Errorf(exit.Configuration,
+			return exit.Fieldf(exit.Configuration,
 				"the catalog was published at %s, and it is now served at %s; links already shared would break. "+
-					"Serve it at the same address, or accept the new URL to use it from now on", before.URL, url)
+					"Serve it at the same address, or accept the new URL with {accept_new_url} to use it from now on", before.URL, url)
 		default:
 			_, err = tx.ExecContext(ctx, `INSERT INTO AUD_DOCS_PUBLICATION (PUBLISHED_URL, FIRST_PUBLISHED, LAST_PUBLISHED)
 VALUES ($1, $2, $2)`, url, tx.TimeArg(now))

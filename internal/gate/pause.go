@@ -108,7 +108,7 @@ func Resume(ctx context.Context, db *engine.DB, pipelineID int64, reason string)
 func changePause(ctx context.Context, db *engine.DB, pipelineID int64, action, reason string,
 	change func(tx *engine.Tx, c *Change, open *records.Paused) error) (Change, error) {
 	if strings.TrimSpace(reason) == "" {
-		return Change{}, exit.Errorf(exit.Usage, "%s needs a reason: say why, for the pause history", action)
+		return Change{}, exit.Fieldf(exit.Usage, "%s needs a {reason}: say why, for the pause history", action)
 	}
 	c := Change{PipelineID: pipelineID}
 	err := db.Tx(ctx, func(tx *engine.Tx) error {
@@ -134,5 +134,5 @@ func changePause(ctx context.Context, db *engine.DB, pipelineID int64, action, r
 
 // alreadyPaused is the refusal of a second pause.
 func alreadyPaused(code string, p records.Paused) error {
-	return exit.Errorf(exit.RunState, "%s is already %s; resume it before pausing it again", code, p)
+	return exit.Errorf(exit.RunState, "%s is already %s; resume it (etl-craft resume {pipeline} %s {reason} …) before pausing it again", code, p, code)
 }

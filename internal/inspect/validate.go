@@ -94,7 +94,7 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (repor
 		checkPipeline(&v, g, upstreams)
 		if req.Remote {
 			for _, r := range g.RemoteUnsupported(req.GlobalDAG) {
-				add(&v, Fail, r.Where, "remote mode: "+r.Reason)
+				add(&v, Fail, r.Where, r.Reason)
 			}
 		}
 		for _, t := range g.Tasks {

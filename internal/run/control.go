@@ -152,11 +152,11 @@ func (s *Supervisor) Mark(ctx context.Context, req MarkRequest) (Change, error) 
 		case before == req.Status && req.Rows == nil:
 			return exit.Errorf(exit.Usage, "%s is already %s under pipeline_run_id=%d; nothing to mark", what, before, r.ID)
 		case r.Status == RunQueued:
-			return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet; cancel it instead",
-				g.Pipeline.Code, r.ID)
+			return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet; cancel it instead (etl-craft cancel {pipeline} %s {run_id} %d {reason} …)",
+				g.Pipeline.Code, r.ID, g.Pipeline.Code, r.ID)
 		case r.Status == RunCancelled:
-			return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run",
-				g.Pipeline.Code, r.ID)
+			return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run with etl-craft run {pipeline} %s, or record one with {new_run}",
+				g.Pipeline.Code, r.ID, g.Pipeline.Code)
 		}
 		now := time.Now()
 		message := fmt.Sprintf("marked %s by %s: %s", req.Status, who, req.Reason)
@@ -475,8 +475,8 @@ func (s *Supervisor) newEndedRun(ctx context.Context, g *pipeline.Graph, nr newR
 			return exit.Wrap(exit.EngineDB, err, "could not read %s", runsTable)
 		}
 		if active != 0 {
-			return exit.Errorf(exit.RunState, "pipeline %s has a run in progress (pipeline_run_id=%d); mark that run, or cancel it, before recording %s",
-				g.Pipeline.Code, active, what)
+			return exit.Errorf(exit.RunState, "pipeline %s has a run in progress (pipeline_run_id=%d); mark that run ({run_id} %d), or cancel it (etl-craft cancel {pipeline} %s {run_id} %d {reason} …), before recording %s",
+				g.Pipeline.Code, active, active, g.Pipeline.Code, active, what)
 		}
 		now := time.Now()
 		id, err := insertEndedRun(ctx, tx, nr, status, now)
