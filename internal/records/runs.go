@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // Run is one AUD_PIPELINES_RUN_LOG row, with its pipeline's code.
