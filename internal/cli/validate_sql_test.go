@@ -80,10 +80,11 @@ func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
 	}
 	p.write("migrations/0002_q.sql", rulesAndAlert)
 	p.ok("migrate")
-	// Before the first run there is no DuckDB file: validate says so once
-	// and creates none.
+	// Before the first run there is no DuckDB file: validate says so once,
+	// as information (every new project is so), and creates none.
 	r := p.run(nil, "validate", "--pipeline_code", "Q")
-	if r.code != 1 || !strings.Contains(r.stdout, "[WARN] warehouse: could not connect (") || !strings.Contains(r.stdout, "does not exist yet") {
+	if r.code != 1 || !strings.Contains(r.stdout, "[INFO] warehouse: the DuckDB warehouse ") || !strings.Contains(r.stdout, "does not exist yet") ||
+		!strings.Contains(r.stdout, "checked 1 pipeline(s) and 2 task(s): 2 failed, 0 warning(s)") {
 		t.Errorf("a warehouse file not made yet: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(p.dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
@@ -96,7 +97,7 @@ func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
 		"[FAIL] Q.alert: EMAIL_SUBJECT is required",
 		"[FAIL] Q.check: business rule bad_sql: BUSINESS_RULE_SQL does not run against main.orders: Binder Error:",
 		"[FAIL] Q.check: business rule no_key: the TARGET_TABLE main.orders has no column order_id (BUSINESS_RULE_KEY_COLUMN)",
-		"[FAIL] Q.check: business rule no_table: the TARGET_TABLE main.nowhere does not exist",
+		"[FAIL] Q.check: business rule no_table: the TARGET_TABLE main.nowhere does not exist, and no task that runs before check creates it",
 		"checked 1 pipeline(s) and 2 task(s): 5 failed, 0 warning(s)",
 	}
 	if r.code != 1 {

@@ -66,7 +66,7 @@ func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error)
 			return nil, exit.Wrap(exit.Configuration, err, "the DuckDB path %s", opts.Path)
 		}
 		if _, err := os.Stat(path); opts.Existing && errors.Is(err, fs.ErrNotExist) {
-			return nil, exit.Errorf(exit.Configuration, "the DuckDB warehouse %s does not exist yet: the first run creates it", path)
+			return nil, &exit.Error{Code: exit.Configuration, Err: &NotCreatedError{Path: path}}
 		}
 	}
 	db, release, err := acquireDuckDB(path)

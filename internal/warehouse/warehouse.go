@@ -93,6 +93,18 @@ type Options struct {
 	ConnectTimeout time.Duration
 }
 
+// NotCreatedError is a warehouse that Options.Existing refused because it
+// does not exist yet: a DuckDB file, which the first run creates. Every new
+// project starts so; errors.As finds it in the configuration error (exit 3)
+// Open returns.
+type NotCreatedError struct {
+	Path string
+}
+
+func (e *NotCreatedError) Error() string {
+	return fmt.Sprintf("the DuckDB warehouse %s does not exist yet: the first run creates it", e.Path)
+}
+
 // ColumnInfo is a column an existing table has, as information_schema shows it.
 type ColumnInfo struct {
 	Name string
