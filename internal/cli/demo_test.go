@@ -1,13 +1,18 @@
 package cli_test
 
 import (
+	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/mail/mailtest"
 )
 
 // demoSchemas are the warehouse schemas the Support Insights demo writes;
@@ -84,3 +89,108 @@ func TestTheDemoValidatesBeforeItsFirstRun(t *testing.T) {
 		}
 	})
 }
+
+// demoMail is the Orchestration settings of the demo's runs: its SLA
+// enforced, and its email sent to the SMTP server srv. One task runs at a
+// time: in the demo's graph the alert may otherwise start while quality
+// still runs (area_summary, which it waits for, needs ANY of fact and
+// quality), and then it rightly says COMPLETED_WITH_ERRORS of a run not
+// finished.
+func demoMail(srv *mailtest.Server) string {
+	return fmt.Sprintf("  Max_parallel_tasks: 1\n  Enforce_sla: true\n  Email:\n    host: %s\n    port: %d\n    from_address: etl-craft@example.com\n    tls_mode: none\n",
+		srv.Host, srv.Port)
+}
+
+// mails returns the messages srv received since the first skip ones,
+// parsed, by subject.
+func mails(t *testing.T, srv *mailtest.Server, skip int) map[string]mailtest.Parsed {
+	t.Helper()
+	out := map[string]mailtest.Parsed{}
+	for _, m := range srv.Messages()[skip:] {
+		p := mailtest.Parse(t, m.Data)
+		out[p.Subject] = p
+	}
+	return out
+}
+
+// The demo run as the reference's end-to-end test runs it: both clients,
+// then the mart, whose flaky feed fails its first run (its watcher and its
+// alert say so), and whose second run succeeds: the run is SUCCESS, and so
+// is its alert, though the watcher had nothing to watch; then the export,
+// past its SLA, says BREACHED in its result line.
+func TestTheDemoRunsAsTheReferenceExpects(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind engine.Kind) {
+		srv := mailtest.Start(t, mailtest.Options{})
+		p := newDemo(t, kind, demoMail(srv))
+		p.makeDemoSchemas()
+		p.ok("setup")
+		for _, client := range []string{"CLIENT_ALPHA", "CLIENT_BETA"} {
+			if r := p.ok("run", "--pipeline_code", client); !strings.Contains(r.stdout, " SUCCESS") {
+				t.Fatalf("%s: %s", client, r.stdout)
+			}
+		}
+		first := p.run(nil, "run", "--pipeline_code", "SUPPORT_DM")
+		if first.code != 1 || !strings.Contains(first.stdout, "flaky_feed (FAILED)") {
+			t.Fatalf("the mart's first run: exit %d\n%s%s", first.code, first.stdout, first.stderr)
+		}
+		_, skipped, _ := strings.Cut(first.stdout, "skipped because of the failure: ")
+		for _, task := range []string{"interactions", "setup_fact", "fact", "quality"} {
+			if !strings.Contains(skipped, task) {
+				t.Errorf("the first run did not skip %s because of the failure:\n%s", task, first.stdout)
+			}
+		}
+		got := mails(t, srv, 0)
+		if _, ok := got["SUPPORT_DM: FAILED"]; !ok || len(got) != 2 {
+			t.Errorf("the first run's emails: %v", keys(got))
+		}
+		if watcher, ok := got["SUPPORT_DM: a feed failed"]; !ok || !strings.Contains(watcher.Text, "flaky_feed: RuntimeError: the feed is not ready yet") {
+			t.Errorf("the watcher's email: %v\n%s", ok, watcher.Text)
+		}
+
+		sent := len(srv.Messages())
+		second := p.ok("run", "--pipeline_code", "SUPPORT_DM")
+		if !regexp.MustCompile(`^SUPPORT_DM: pipeline_run_id=\d+ SUCCESS\n$`).MatchString(second.stdout) {
+			t.Fatalf("the mart's second run:\n%s", second.stdout)
+		}
+		db := p.db()
+		if got := textColumn(t, db, "SELECT r.STATUS FROM AUD_PIPELINES_RUN_LOG r JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID "+
+			"WHERE p.PIPELINE_CODE = 'SUPPORT_DM' ORDER BY r.PIPELINE_RUN_ID"); strings.Join(got, " ") != "FAILED SUCCESS" {
+			t.Errorf("the mart's recorded runs: %v", got)
+		}
+		if got := textColumn(t, db, "SELECT r.STATUS FROM AUD_TASK_RUN_LOG r JOIN CFG_TASKS t ON t.TASK_ID = r.TASK_ID "+
+			"WHERE t.TASK_CODE = 'on_failure' ORDER BY r.PIPELINE_RUN_ID"); strings.Join(got, " ") != "SUCCESS SKIPPED" {
+			t.Errorf("the watcher's task runs: %v", got)
+		}
+		// The watcher had nothing to watch: the run's alert says SUCCESS,
+		// and lists no error.
+		got = mails(t, srv, sent)
+		alert, ok := got["SUPPORT_DM: SUCCESS"]
+		if !ok || len(got) != 1 {
+			t.Fatalf("the second run's emails: %v", keys(got))
+		}
+		if strings.Contains(alert.Text, "Errors:") || strings.Contains(alert.Text, "can never be met") ||
+			!strings.Contains(alert.Text, "Run ") || !strings.Contains(alert.Text, ": SUCCESS") {
+			t.Errorf("the alert of a clean run:\n%s", alert.Text)
+		}
+
+		// The export overruns its time limit and its SLA: the result line
+		// says BREACHED, as the reference's does, and so does its document.
+		sent = len(srv.Messages())
+		export := p.run(nil, "run", "--pipeline_code", "SUPPORT_EXPORT", "--format", "json")
+		var doc struct {
+			Status, Detail string
+			SLA            string `json:"sla_status"`
+		}
+		if export.code != 1 || jsonUnmarshal(export.stdout, &doc) != nil || doc.Status != "FAILED" || doc.SLA != "BREACHED" ||
+			!strings.HasSuffix(doc.Detail, "1 task(s) did not succeed: export (FAILED); SLA of 0.0002 h BREACHED") {
+			t.Errorf("the export: exit %d\n%s%s", export.code, export.stdout, export.stderr)
+		}
+		if got := mails(t, srv, sent); len(got) != 1 {
+			t.Errorf("the export's emails: %v", keys(got))
+		}
+	})
+}
+
+// keys lists a map's keys, sorted.
+func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
