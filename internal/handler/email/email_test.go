@@ -269,6 +269,17 @@ func TestEachOutcomeAndItsOverrides(t *testing.T) {
 			e.taskRun("cleanup", "SKIPPED", 0, "not run: its dependencies can never be met: upstream extract ended SUCCESS, which does not satisfy a FAILURE dependency", -1)
 			e.taskRun("after_cleanup", "SKIPPED", 0, "not run: its dependencies can never be met: upstream cleanup ended SKIPPED, which does not satisfy a SUCCESS dependency", -1)
 		}, false, "SUCCESS", "all good: P", "Alert "},
+		{"a watcher of another pipeline's task too, skipped", func(e *env) {
+			// Its gate may be why it was skipped: that counts.
+			e.b.Pipeline("UP", "FULL")
+			e.b.Task("UP", "u", pipeline.HandlerSQL, nil)
+			e.b.Task("P", "cleanup", pipeline.HandlerSQL, nil)
+			e.b.Dep("P", "cleanup", "P", "extract", pipeline.Failure)
+			e.b.Dep("P", "cleanup", "UP", "u", pipeline.Success)
+			e.taskRun("extract", "SUCCESS", 1, "", 3)
+			e.taskRun("load", "SUCCESS", 1, "", 3)
+			e.taskRun("cleanup", "SKIPPED", 0, "", -1)
+		}, false, "COMPLETED_WITH_ERRORS", "COMPLETED_WITH_ERRORS for on_failure", "Alert "},
 		{"skipped because a HAS_DATA dependency was not met", func(e *env) {
 			e.b.Task("P", "publish", pipeline.HandlerSQL, nil)
 			e.b.Dep("P", "publish", "P", "load", pipeline.HasData)
