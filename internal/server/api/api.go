@@ -83,6 +83,7 @@ func New(p *project.Project, opts ...Option) http.Handler {
 	// Documents say their schema themselves; huma's $schema link is not
 	// part of them.
 	cfg.CreateHooks = nil
+	describe(cfg.OpenAPI, p.Config.Orchestration.APIAddress)
 	s.api = humago.New(mux, cfg)
 	s.api.OpenAPI().Components.Schemas.RegisterTypeAlias(reflect.TypeFor[report.Instant](), reflect.TypeFor[time.Time]())
 	s.routes()

@@ -22,6 +22,7 @@ func reply[T any](doc T) *body[T] { return &body[T]{Body: doc} }
 // above: bearer security, the body limit, the error statuses it documents,
 // and its errors written as etl-craft/error/1 documents.
 func endpoint[I, O any](s *server, role apitoken.Role, op huma.Operation, handle func(context.Context, *I) (*O, error)) {
+	op.Tags = []string{tagOf(op.Path)}
 	op.Path = Prefix + op.Path
 	op.Security = []map[string][]string{{bearerScheme: {}}}
 	op.Middlewares = huma.Middlewares{s.authorize(role)}
