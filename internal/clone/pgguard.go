@@ -95,6 +95,7 @@ type pgGuard struct {
 	trigger  string // guardTrigger, quoted
 	key      string // the mirror's key column, as the mirror names it
 	quoted   string // key, quoted
+	locked   bool   // the copy's transaction holds the mirror's lock
 }
 
 func newPGGuard(w warehouse.Warehouse, mirror warehouse.Table, key string) *pgGuard {
@@ -245,9 +246,13 @@ func recordedRows(recorded string) (print string, rows int64, ok bool) {
 // one that starts later waits for the copy's commit, and is counted after
 // it. Readers are not held up.
 func (g *pgGuard) lock(ctx context.Context, tx warehouse.Tx) error {
+	if g.locked {
+		return nil
+	}
 	if _, err := tx.Exec(ctx, `LOCK TABLE `+g.mirror+` IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 		return fmt.Errorf("locking the mirror %s against writers: %w", g.mirror, err)
 	}
+	g.locked = true
 	return nil
 }
 
