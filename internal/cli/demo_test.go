@@ -174,6 +174,12 @@ func TestTheDemoRunsAsTheReferenceExpects(t *testing.T) {
 			t.Errorf("the alert of a clean run:\n%s", alert.Text)
 		}
 
+		// Once the tables are made, validate checks the rules against them,
+		// and has nothing to say.
+		if r := p.ok("validate"); r.stdout != "checked 5 pipeline(s) and 27 task(s): 0 failed, 0 warning(s)\n" {
+			t.Errorf("validate after the runs:\n%s", r.stdout)
+		}
+
 		// The export overruns its time limit and its SLA: the result line
 		// says BREACHED, as the reference's does, and so does its document.
 		sent = len(srv.Messages())
