@@ -1,0 +1,401 @@
+package cli_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
+	"github.com/etl-craft/etl-craft/internal/quickstart"
+)
+
+// badInput is one bad input a user may give, tried against a copy of the
+// quickstart project (issue 35): the refusal it must get, and the check
+// that it changed nothing.
+type badInput struct {
+	name string
+	// engines are the Engine DBs the input is tried on: SQLite when nil;
+	// bothEngines for inputs whose handling differs by Engine DB.
+	engines []engine.Kind
+	// prepare changes the copy before the command: writes files, edits
+	// craft-connector.yml.
+	prepare func(p *project)
+	env     []string
+	args    []string
+	code    int
+	// want are fragments the output (stdout and stderr) must hold: the
+	// file and line, the field, what was wrong.
+	want []string
+	// never are fragments the output must not hold, such as a secret.
+	never []string
+	// changes is set for an input whose command may change the databases;
+	// otherwise the Engine DB (but for the request AUD_ACTIONS records) and
+	// the warehouse must be as they were.
+	changes bool
+	// after checks more once the command ended.
+	after func(t *testing.T, p *project, r result)
+}
+
+// bothEngines tries an input on a SQLite and a PostgreSQL Engine DB.
+var bothEngines = []engine.Kind{engine.SQLite, engine.Postgres}
+
+// badInputs grows with every fix of a bad input.
+var badInputs = []badInput{
+	// Issue 35 item 1: transaction control in a project migration.
+	{
+		name: "rollback in a migration", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0004_txn.sql",
+				"INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('TX4', 'x', 'FULL');\nROLLBACK;\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_txn.sql:2: the statement `ROLLBACK` controls the transaction", "nothing was applied"},
+	},
+	{
+		name: "end transaction in a migration", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0004_txn.sql",
+				"INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('TX4', 'x', 'FULL');\n\nEND TRANSACTION;\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_txn.sql:3: the statement `END TRANSACTION` controls the transaction"},
+	},
+	{
+		name: "commit and begin mid-file", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0004_txn.sql", "-- two halves\nCREATE TABLE half_one (id INTEGER);\nCOMMIT; BEGIN;\nCREATE TABLE half_two (id INTEGER);\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_txn.sql:3: the statement `COMMIT` controls the transaction"},
+	},
+	{
+		name: "savepoint in a migration", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0004_txn.sql", "SAVEPOINT s1;\nCREATE TABLE sp (id INTEGER);\nRELEASE s1;\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_txn.sql:1: the statement `SAVEPOINT s1` controls the transaction"},
+	},
+	{
+		name: "vacuum in a migration", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0004_vacuum.sql", "CREATE TABLE v (id INTEGER);\nVACUUM;\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_vacuum.sql:2: the statement `VACUUM` cannot run inside a transaction"},
+	},
+	{
+		name: "a later file refused before an earlier one applies", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0004_fine.sql", "CREATE TABLE fine_one (id INTEGER);\n")
+			p.write("migrations/0005_txn.sql", "CREATE TABLE fine_two (id INTEGER);\nCOMMIT;\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0005_txn.sql:2: the statement `COMMIT` controls the transaction"},
+	},
+	{
+		name: "create index concurrently in a migration", engines: []engine.Kind{engine.Postgres},
+		prepare: func(p *project) {
+			p.write("migrations/0004_index.sql", "CREATE INDEX CONCURRENTLY ix_tasks_code ON CFG_TASKS (TASK_CODE);\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_index.sql:1: the statement `CREATE INDEX CONCURRENTLY ix_tasks_code ON CFG_TASKS (TASK_CODE)` cannot run inside a transaction"},
+	},
+	// Item 8: migrations out of order, and two files with one number.
+	{
+		name: "a migration added before an applied one", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0005_first.sql", "CREATE TABLE first_t (id INTEGER);\n")
+			p.ok("migrate")
+			p.write("migrations/0004_late.sql", "CREATE TABLE late (id INTEGER);\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_late.sql sorts before project/0005_first.sql, which is already applied",
+			"such as 0006_late.sql", "migrate --out-of-order"},
+	},
+	{
+		name: "two migrations with one number", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0003_other.sql", "CREATE TABLE other (id INTEGER);\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0003_load_rates.sql and project/0003_other.sql share the number 0003", "such as 0004_other.sql"},
+	},
+	{
+		name: "two pending migrations with one number",
+		prepare: func(p *project) {
+			p.write("migrations/0004_a.sql", "CREATE TABLE a (id INTEGER);\n")
+			p.write("migrations/0004_b.sql", "CREATE TABLE b (id INTEGER);\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_a.sql and project/0004_b.sql share the number 0004", "such as 0005_b.sql"},
+	},
+	{
+		name: "doctor names a migration with a number taken",
+		prepare: func(p *project) {
+			p.write("migrations/0002_late.sql", "CREATE TABLE late (id INTEGER);\n")
+		},
+		args: []string{"doctor"}, code: 1,
+		want: []string{"[FAIL] Engine DB migrations: project/0002_check_orders.sql and project/0002_late.sql share the number 0002"},
+	},
+	// Item 9: empty and comment-only migrations.
+	{
+		name: "an empty migration", engines: bothEngines,
+		prepare: func(p *project) { p.write("migrations/0004_empty.sql", "") },
+		args:    []string{"migrate"}, code: 13,
+		want: []string{"project/0004_empty.sql holds no statement (it is empty, or only comments)"},
+	},
+	{
+		name: "a comment-only migration", engines: bothEngines,
+		prepare: func(p *project) {
+			p.write("migrations/0004_todo.sql", "-- TODO: add the orders pipeline\n/* later */\n;\n")
+		},
+		args: []string{"migrate"}, code: 13,
+		want: []string{"project/0004_todo.sql holds no statement"},
+	},
+	// Item 10: files that look like migrations but are not read.
+	{
+		name: "a migration with an upper-case extension",
+		prepare: func(p *project) {
+			p.write("migrations/0004_upper.SQL", "CREATE TABLE upper_t (id INTEGER);\n")
+		},
+		args: []string{"migrate"}, code: 0,
+		want: []string{"level=WARN", "0004_upper.SQL is not read: only names ending in .sql, in lower case, are migrations; rename it to 0004_upper.sql",
+			"migrate: already up to date"},
+	},
+	{
+		name: "doctor names a file that is not read",
+		prepare: func(p *project) {
+			p.write("migrations/0004_upper.SQL", "CREATE TABLE upper_t (id INTEGER);\n")
+		},
+		args: []string{"doctor"}, code: 0,
+		want: []string{"[WARN] Migrations folder: ", "0004_upper.SQL is not read"},
+	},
+}
+
+// TestBadInput tries every bad input of badInputs on its own copy of the
+// quickstart project, side by side.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	q := &quickstarts{parent: t, made: map[engine.Kind]*quickstartFixture{}}
+	for _, c := range badInputs {
+		kinds := c.engines
+		if kinds == nil {
+			kinds = []engine.Kind{engine.SQLite}
+		}
+		for _, kind := range kinds {
+			t.Run(c.name+"/"+string(kind), func(t *testing.T) {
+				t.Parallel()
+				p := q.copyOf(t, kind)
+				if c.prepare != nil {
+					c.prepare(p)
+				}
+				before := p.snapshot()
+				r := p.run(c.env, c.args...)
+				out := r.stdout + r.stderr
+				if r.code != c.code {
+					t.Fatalf("etl-craft %s exited %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), r.code, c.code, r.stdout, r.stderr)
+				}
+				for _, w := range c.want {
+					if !strings.Contains(out, w) {
+						t.Errorf("the output lacks %q:\nstdout:\n%s\nstderr:\n%s", w, r.stdout, r.stderr)
+					}
+				}
+				for _, n := range c.never {
+					if strings.Contains(out, n) {
+						t.Errorf("the output holds %q:\nstdout:\n%s\nstderr:\n%s", n, r.stdout, r.stderr)
+					}
+				}
+				if !c.changes {
+					if gone, added := diffLines(before, p.snapshot()); len(gone)+len(added) > 0 {
+						t.Errorf("the command changed the databases:\nrows gone:\n%s\nrows added:\n%s",
+							strings.Join(gone, "\n"), strings.Join(added, "\n"))
+					}
+				}
+				if c.after != nil {
+					c.after(t, p, r)
+				}
+			})
+		}
+	}
+}
+
+// quickstarts are the quickstart projects the bad inputs copy, set up once
+// per Engine DB by the first copy and removed when the parent test ends.
+type quickstarts struct {
+	parent *testing.T
+	mu     sync.Mutex
+	made   map[engine.Kind]*quickstartFixture
+}
+
+// quickstartFixture is one quickstart project, set up, with one run of its
+// pipeline. On PostgreSQL its Engine DB is the template of every copy's.
+type quickstartFixture struct {
+	once     sync.Once
+	dir      string
+	database string // the PostgreSQL template database
+	err      error
+}
+
+// copyOf returns a copy of the quickstart project on an Engine DB of the
+// kind: the project's files, and a copy of its Engine DB (the SQLite file,
+// or a PostgreSQL database of its own made from the template).
+func (q *quickstarts) copyOf(t *testing.T, kind engine.Kind) *project {
+	t.Helper()
+	q.mu.Lock()
+	f := q.made[kind]
+	if f == nil {
+		f = &quickstartFixture{}
+		q.made[kind] = f
+	}
+	q.mu.Unlock()
+	f.once.Do(func() { f.err = f.make(q.parent, kind) })
+	if f.err != nil {
+		t.Fatalf("setting up the quickstart project: %v", f.err)
+	}
+	p := &project{t: t, dir: t.TempDir(), kind: kind}
+	copyTree(t, f.dir, p.dir)
+	if kind == engine.SQLite {
+		p.opts = engine.Options{Kind: engine.SQLite, Path: filepath.Join(p.dir, "etl-craft-engine.db")}
+		return p
+	}
+	p.usePostgres(enginetest.NewPGDatabaseFrom(t, f.database))
+	return p
+}
+
+// make writes the quickstart project and sets it up on an Engine DB of the
+// kind; the test t removes them when it ends.
+func (f *quickstartFixture) make(t *testing.T, kind engine.Kind) error {
+	f.dir = t.TempDir()
+	if _, err := quickstart.Write(f.dir); err != nil {
+		return err
+	}
+	p := &project{t: t, dir: f.dir, kind: kind}
+	if kind == engine.Postgres {
+		raw := enginetest.NewPGDatabase(t)
+		u, _ := url.Parse(raw)
+		f.database = strings.TrimPrefix(u.Path, "/")
+		p.usePostgres(raw)
+	}
+	for _, args := range [][]string{{"setup"}, {"run", "--pipeline_code", quickstart.Pipeline}} {
+		if r := p.run(nil, args...); r.code != 0 {
+			return fmt.Errorf("etl-craft %s exited %d:\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	return nil
+}
+
+// usePostgres points the project's Engine DB at the PostgreSQL database raw
+// (an administrator URL), its password in ENGINE_SECRET.
+func (p *project) usePostgres(raw string) {
+	p.t.Helper()
+	u, _ := url.Parse(raw)
+	pw, _ := u.User.Password()
+	yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	engineBlock := regexp.MustCompile(`(?m)^    jdbc_url: jdbc:(sqlite|postgresql):.*\n    schema: .*(\n    auth_mode: .*\n    user: .*\n    secret: .*)?$`)
+	p.write("craft-connector.yml", engineBlock.ReplaceAllLiteralString(string(yml), fmt.Sprintf(
+		"    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: public\n    auth_mode: password\n    user: %s\n    secret: ENGINE_SECRET",
+		u.Host, u.Path, u.User.Username())))
+	p.env = []string{"ENGINE_SECRET=" + pw}
+	p.opts = engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}
+}
+
+// copyTree copies the files of one folder into another, leaving out the
+// lock files beside the Engine DB.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		target := filepath.Join(to, rel)
+		if e.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot describes the project's databases, one line a row: every
+// Engine DB table but AUD_ACTIONS (a refused request may be recorded, and
+// its clone change-log entry with it), and every warehouse table with its
+// row count.
+func (p *project) snapshot() []string {
+	p.t.Helper()
+	var out []string
+	db := p.db()
+	defer db.Close()
+	tables, err := db.Tables(context.Background())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for _, table := range tables {
+		if strings.EqualFold(table, "AUD_ACTIONS") {
+			continue
+		}
+		for _, row := range enginetest.Rows(p.t, db, "SELECT * FROM "+table) {
+			if !strings.Contains(row, "|AUD_ACTIONS|") {
+				out = append(out, table+": "+row)
+			}
+		}
+	}
+	file := filepath.Join(p.dir, "warehouse.duckdb")
+	if _, err := os.Stat(file); err != nil {
+		return append(out, "no warehouse file")
+	}
+	wh, err := sql.Open("duckdb", file+"?access_mode=read_only")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer wh.Close()
+	for _, table := range enginetest.Rows(p.t, wh, "SELECT table_schema || '.' || table_name FROM information_schema.tables") {
+		out = append(out, "warehouse "+table+": "+enginetest.Rows(p.t, wh, "SELECT count(*) FROM "+table)[0]+" rows")
+	}
+	return out
+}
+
+// diffLines returns the lines only before has and those only after has.
+func diffLines(before, after []string) (gone, added []string) {
+	count := map[string]int{}
+	for _, l := range before {
+		count[l]++
+	}
+	for _, l := range after {
+		count[l]--
+	}
+	for l, n := range count {
+		for ; n > 0; n-- {
+			gone = append(gone, l)
+		}
+		for ; n < 0; n++ {
+			added = append(added, l)
+		}
+	}
+	slices.Sort(gone)
+	slices.Sort(added)
+	return gone, added
+}
