@@ -46,6 +46,26 @@ type badInput struct {
 	after func(t *testing.T, p *project, r result)
 }
 
+// editConfig replaces text in the project's craft-connector.yml, which
+// must hold it.
+func (p *project) editConfig(old, new string) {
+	p.t.Helper()
+	yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
+	if err != nil || !strings.Contains(string(yml), old) {
+		p.t.Fatalf("craft-connector.yml lacks %q (%v)", old, err)
+	}
+	p.write("craft-connector.yml", strings.Replace(string(yml), old, new, 1))
+}
+
+// manyKeys is n unknown keys of the Orchestration section.
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "  Key_%d: x\n", i)
+	}
+	return b.String()
+}
+
 // bothEngines tries an input on a SQLite and a PostgreSQL Engine DB.
 var bothEngines = []engine.Kind{engine.SQLite, engine.Postgres}
 
@@ -180,6 +200,86 @@ var badInputs = []badInput{
 		},
 		args: []string{"doctor"}, code: 0,
 		want: []string{"[WARN] Migrations folder: ", "0004_upper.SQL is not read"},
+	},
+	// Item 3: the value of a variable named where a plain value belongs.
+	{
+		name: "a secret as the time zone",
+		prepare: func(p *project) {
+			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Timezone: MAIL_SECRET\n")
+		},
+		env:  []string{"MAIL_SECRET=topsecretvalue123"},
+		args: []string{"list"}, code: 3,
+		want:  []string{"craft-connector.yml:11: Orchestration.Timezone: must be an IANA time zone name", "got '<value of MAIL_SECRET>'"},
+		never: []string{"topsecretvalue123"},
+	},
+	{
+		name:    "a secret as the number of parallel tasks",
+		prepare: func(p *project) { p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: MAIL_SECRET\n") },
+		env:     []string{"MAIL_SECRET=topsecretvalue123"},
+		args:    []string{"doctor"}, code: 3,
+		want:  []string{"craft-connector.yml:10: Orchestration.Max_parallel_tasks: must be a whole number of at least 1; got '<value of MAIL_SECRET>'"},
+		never: []string{"topsecretvalue123"},
+	},
+	{
+		name: "a secret as the API address",
+		prepare: func(p *project) {
+			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Api_address: MAIL_SECRET\n")
+		},
+		env:  []string{"MAIL_SECRET=top:secret:value123"},
+		args: []string{"list"}, code: 3,
+		want:  []string{"craft-connector.yml:11: Orchestration.Api_address: must be host:port", "<value of MAIL_SECRET>"},
+		never: []string{"top:secret:value123", "secret:value123"},
+	},
+	{
+		name: "a secret as the mail port",
+		prepare: func(p *project) {
+			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Email:\n    host: smtp.example.com\n    port: MAIL_SECRET\n    from_address: etl@example.com\n")
+		},
+		env:  []string{"MAIL_SECRET=topsecretvalue123"},
+		args: []string{"list"}, code: 3,
+		want:  []string{"craft-connector.yml:13: Orchestration.Email.port: must be a whole number from 1 to 65535; got '<value of MAIL_SECRET>'"},
+		never: []string{"topsecretvalue123"},
+	},
+	// Item 11: YAML syntax errors at their line, and a byte that is not UTF-8.
+	{
+		name:    "a flow mapping left open",
+		prepare: func(p *project) { p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: {4\n") },
+		args:    []string{"list"}, code: 3,
+		want: []string{"craft-connector.yml:10: this is not valid YAML: did not find expected ',' or '}' on line 13, inside the flow mapping { … } that starts here"},
+	},
+	{
+		name:    "a bad indent",
+		prepare: func(p *project) { p.editConfig("    schema: main\n\nWarehouse", "   schema: main\n\nWarehouse") },
+		args:    []string{"list"}, code: 3,
+		want: []string{"craft-connector.yml:15: this is not valid YAML: did not find expected key"},
+	},
+	{
+		name:    "a byte that is not UTF-8",
+		prepare: func(p *project) { p.editConfig("  Mode: local\n", "  Mode: local\n  Name: caf\xe9\n") },
+		args:    []string{"list"}, code: 3,
+		want: []string{"craft-connector.yml:10: this is not UTF-8 text: the byte 0xe9 in column 12 is not; save the file as UTF-8"},
+	},
+	// Item 12: very many unknown keys.
+	{
+		name: "sixty thousand unknown keys",
+		prepare: func(p *project) {
+			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(60000))
+		},
+		args: []string{"list"}, code: 3,
+		want: []string{"craft-connector.yml:11: Orchestration: unknown key 'Key_0'", "'Key_19' and 59980 more; the keys read here are Mode"},
+		after: func(t *testing.T, p *project, r result) {
+			if len(r.stderr) > 2000 {
+				t.Errorf("the message is %d bytes long", len(r.stderr))
+			}
+		},
+	},
+	{
+		name: "a configuration file of eleven megabytes",
+		prepare: func(p *project) {
+			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(700000))
+		},
+		args: []string{"list"}, code: 3,
+		want: []string{"craft-connector.yml is 11089", "bytes, more than the 1048576 a craft-connector.yml may have"},
 	},
 }
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // value is one scalar setting after resolution.
@@ -55,6 +55,7 @@ func (l *loader) resolve(e entry, n *yaml.Node, profile, field string) value {
 		if val, ok := l.src.values[name]; ok {
 			v.variable = name
 			v.text = strings.TrimSpace(val)
+			l.withhold(val, name)
 		}
 	}
 	l.record(Setting{Path: e.path, Line: n.Line, Written: v.written, Variable: v.variable})
@@ -297,6 +298,7 @@ func (f *fields) secret(key string) (string, error) {
 	}
 	name := f.l.src.choose(written, f.profile, key)
 	val, set := f.l.src.values[name]
+	f.l.withhold(val, name)
 	if f.l.deferSecrets && (!set || strings.TrimSpace(val) == "") {
 		f.l.record(Setting{Path: e.path, Line: n.Line, Written: written, Variable: name})
 		return name, nil
@@ -328,17 +330,24 @@ func (f *fields) sub(key string) (*fields, error) {
 	return &fields{l: f.l, where: e.path, line: e.line, profile: f.profile, m: mappingOf(e.value, e.path)}, nil
 }
 
-// unknown refuses keys not in allowed, naming each with the nearest allowed
-// key.
+// maxListed is how many findings one message lists; the rest are counted.
+const maxListed = 20
+
+// unknown refuses keys not in allowed, naming each of the first maxListed
+// with the nearest allowed key and counting the rest.
 func (f *fields) unknown(allowed []string) error {
 	var bad []string
-	line := 0
+	line, more := 0, 0
 	for _, e := range f.m.entries {
 		if slices.Contains(allowed, e.key) {
 			continue
 		}
 		if line == 0 {
 			line = e.line
+		}
+		if len(bad) == maxListed {
+			more++
+			continue
 		}
 		named := "'" + e.key + "'"
 		if near := suggest.Nearest(e.key, allowed); len(near) > 0 {
@@ -349,6 +358,9 @@ func (f *fields) unknown(allowed []string) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return f.l.fail(line, f.where, "unknown key %s; the keys read here are %s",
-		strings.Join(bad, ", "), strings.Join(allowed, ", "))
+	list := strings.Join(bad, ", ")
+	if more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return f.l.fail(line, f.where, "unknown key %s; the keys read here are %s", list, strings.Join(allowed, ", "))
 }
