@@ -57,6 +57,16 @@ func (p *project) editConfig(old, new string) {
 	p.write("craft-connector.yml", strings.Replace(string(yml), old, new, 1))
 }
 
+// setParameter registers a task parameter of the quickstart pipeline with
+// a project migration, applied.
+func (p *project) setParameter(task, name, value string) {
+	p.t.Helper()
+	p.write("migrations/0004_parameter.sql", fmt.Sprintf(
+		"INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE)\n"+
+			"SELECT TASK_ID, '%s', '%s' FROM CFG_TASKS WHERE TASK_CODE = '%s' AND ACTIVE_FLAG = 'Y';\n", name, value, task))
+	p.ok("migrate")
+}
+
 // manyKeys is n unknown keys of the Orchestration section.
 func manyKeys(n int) string {
 	var b strings.Builder
@@ -280,6 +290,43 @@ var badInputs = []badInput{
 		},
 		args: []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml is 11089", "bytes, more than the 1048576 a craft-connector.yml may have"},
+	},
+	// Item 5: durations too long for a duration.
+	{
+		name:    "a task timeout of ten billion seconds",
+		prepare: func(p *project) { p.setParameter("load_orders", "TASK_TIMEOUT_SECONDS", "10000000000") },
+		args:    []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 4,
+		want: []string{"QUICKSTART_SALES.load_orders: CFG_TASK_PARAMETERS TASK_TIMEOUT_SECONDS must be a whole number from 0 to 2147483647; got '10000000000'"},
+	},
+	{
+		name:    "a retry delay of ten billion seconds",
+		prepare: func(p *project) { p.setParameter("load_orders", "RETRY_DELAY_SECONDS", "10000000000") },
+		args:    []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 4,
+		want: []string{"QUICKSTART_SALES.load_orders: CFG_TASK_PARAMETERS RETRY_DELAY_SECONDS must be a whole number from 0 to 2147483647; got '10000000000'"},
+	},
+	{
+		name: "a task timeout too long in the configuration file",
+		prepare: func(p *project) {
+			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Task_timeout_seconds: 10000000000\n")
+		},
+		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 3,
+		want: []string{"craft-connector.yml:11: Orchestration.Task_timeout_seconds: must be a whole number from 0 to 2147483647; got '10000000000'"},
+	},
+	// Item 6: dates outside 0001-9999.
+	{
+		name: "a backfill in the year 0",
+		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES", "--backfill", "0000-01-01:0000-01-02", "--reason", "x"}, code: 2,
+		want: []string{`--backfill 0000-01-01:0000-01-02: "0000-01-01" is not a date from 0001-01-01 to 9999-12-31: write YYYY-MM-DD`},
+	},
+	{
+		name: "a run date in the year 0",
+		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES", "--run-date", "0000-06-01"}, code: 2,
+		want: []string{`--run-date "0000-06-01" is not a date from 0001-01-01 to 9999-12-31`},
+	},
+	{
+		name: "a run date in the year 10000",
+		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES", "--init-only", "--run-date", "10000-01-01"}, code: 2,
+		want: []string{`--run-date "10000-01-01" is not a date from 0001-01-01 to 9999-12-31`},
 	},
 }
 

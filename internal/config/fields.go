@@ -198,24 +198,41 @@ func (f *fields) flag(key string, def bool) (bool, error) {
 
 var asciiDigits = regexp.MustCompile(`^[0-9]+$`)
 
-// unbounded is the upper bound of whole numbers without one of their own.
-const unbounded = math.MaxInt32
+// MaxWhole is the bound of whole numbers without one of their own, settings
+// and task parameters alike: 2147483647, so that as many seconds still fit
+// a time.Duration.
+const MaxWhole = math.MaxInt32
 
-// whole returns key as a whole number from lo to hi, nil when absent. A YAML
-// integer or a string of ASCII digits is accepted; booleans, signs and other
-// digits are not.
+// WholeNumber reads text as a whole number from lo to hi (MaxWhole for no
+// bound of its own), written with the digits 0-9 only: no sign, decimals or
+// other digits. When it is not one, want says what it must be, such as "a
+// whole number of at least 0" or "a whole number from 1 to 65535", for a
+// message "must be <want>; got '<text>'". Settings and task parameters
+// share this rule and its words.
+func WholeNumber(text string, lo, hi int) (n int, want string, ok bool) {
+	n, err := strconv.Atoi(text)
+	if asciiDigits.MatchString(text) && err == nil && lo <= n && n <= hi {
+		return n, "", true
+	}
+	if hi == MaxWhole && (!asciiDigits.MatchString(text) || (err == nil && n < lo)) {
+		return 0, fmt.Sprintf("a whole number of at least %d", lo), false
+	}
+	return 0, fmt.Sprintf("a whole number from %d to %d", lo, hi), false
+}
+
+// whole returns key as a whole number from lo to hi (see WholeNumber), nil
+// when absent. A YAML integer or a string is accepted; a boolean is not.
 func (f *fields) whole(key string, lo, hi int) (*int, error) {
 	v, err := f.get(key)
 	if err != nil || !v.set {
 		return nil, err
 	}
-	n, convErr := strconv.Atoi(v.text)
-	if (v.tag != "!!int" && v.tag != "!!str") || !asciiDigits.MatchString(v.text) || convErr != nil || n < lo || n > hi {
-		bounds := fmt.Sprintf("from %d to %d", lo, hi)
-		if hi == unbounded {
-			bounds = fmt.Sprintf("of at least %d", lo)
+	n, want, ok := WholeNumber(v.text, lo, hi)
+	if !ok || (v.tag != "!!int" && v.tag != "!!str") {
+		if ok {
+			_, want, _ = WholeNumber("", lo, hi)
 		}
-		return nil, f.l.bad(v, "must be a whole number %s; got '%s'", bounds, v.text)
+		return nil, f.l.bad(v, "must be %s; got '%s'", want, v.text)
 	}
 	return &n, nil
 }

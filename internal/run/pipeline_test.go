@@ -325,7 +325,7 @@ func TestGraphErrorsStopTheRunBeforeAnythingIsRecorded(t *testing.T) {
 		f.b.Pipeline("BADPARAM", "FULL")
 		f.task("BADPARAM", "a", "succeed", ParamTimeout, "soon")
 		_, err = f.supervisor().RunPipeline(f.ctx(), Request{PipelineCode: "BADPARAM"})
-		wantCode(t, err, exit.Metadata, "TASK_TIMEOUT_SECONDS = \"soon\" is not a whole number")
+		wantCode(t, err, exit.Metadata, "TASK_TIMEOUT_SECONDS must be a whole number of at least 0; got 'soon'")
 		f.b.Pipeline("RETIRED", "FULL")
 		f.task("RETIRED", "never", "succeed")
 		f.task("RETIRED", "root", "succeed")
