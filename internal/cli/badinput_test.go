@@ -328,6 +328,45 @@ var badInputs = []badInput{
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES", "--init-only", "--run-date", "10000-01-01"}, code: 2,
 		want: []string{`--run-date "10000-01-01" is not a date from 0001-01-01 to 9999-12-31`},
 	},
+	// Item 7: a warehouse file that cannot be opened or created.
+	{
+		name: "a warehouse in a folder that does not exist",
+		prepare: func(p *project) {
+			p.editConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
+		},
+		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
+		want: []string{"could not open the DuckDB warehouse", "nofolder/warehouse.duckdb", "No such file or directory"},
+	},
+	{
+		name: "doctor on a warehouse in a folder that does not exist",
+		prepare: func(p *project) {
+			p.editConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
+		},
+		args: []string{"doctor"}, code: 1,
+		want: []string{"[FAIL] Warehouse connection: DuckDB, ", "nofolder/warehouse.duckdb does not exist yet, and the first run cannot create it: its folder ",
+			"nofolder does not exist"},
+	},
+	{
+		name: "a warehouse file that is not DuckDB's",
+		prepare: func(p *project) {
+			p.write("garbage.duckdb", "not a database\n")
+			p.editConfig("warehouse.duckdb\n", "garbage.duckdb\n")
+		},
+		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
+		want: []string{"garbage.duckdb", "is not a valid DuckDB database file"},
+	},
+	{
+		name:    "a warehouse in a folder no file can be made in",
+		prepare: func(p *project) { p.editConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb") },
+		args:    []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
+		want: []string{"could not open the DuckDB warehouse /sys/warehouse.duckdb", "Permission denied"},
+	},
+	{
+		name:    "doctor on a warehouse in a folder no file can be made in",
+		prepare: func(p *project) { p.editConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb") },
+		args:    []string{"doctor"}, code: 1,
+		want: []string{"[FAIL] Warehouse connection: DuckDB, /sys/warehouse.duckdb does not exist yet, and the first run cannot create it: no file can be created in its folder /sys"},
+	},
 }
 
 // TestBadInput tries every bad input of badInputs on its own copy of the

@@ -95,7 +95,9 @@ func acquireDuckDB(path string) (*sql.DB, func() error, error) {
 	open := func() (*sql.DB, error) {
 		c, err := duckdb.NewConnector(path, pinUTC)
 		if err != nil {
-			return nil, exit.Wrap(exit.Configuration, err, "could not open the DuckDB warehouse %s", path)
+			// A folder missing or closed, a file that is not DuckDB's: the
+			// connection fails, as a server's would.
+			return nil, exit.Wrap(exit.ConnectionTest, err, "could not open the DuckDB warehouse %s", path)
 		}
 		db := sql.OpenDB(c)
 		// Keep the connections parallel tasks use: each new one runs the
