@@ -367,6 +367,35 @@ var badInputs = []badInput{
 		args:    []string{"doctor"}, code: 1,
 		want: []string{"[FAIL] Warehouse connection: DuckDB, /sys/warehouse.duckdb does not exist yet, and the first run cannot create it: no file can be created in its folder /sys"},
 	},
+	// Item 4: the warehouse file removed while a task writes it.
+	{
+		name: "the warehouse file removed while a task writes it",
+		prepare: func(p *project) {
+			p.write("ingestion_scripts/load_exchange_rates.py", `import os
+
+from etl_craft.scripting import ScriptResult, ScriptTask
+
+
+def run(task: ScriptTask) -> ScriptResult:
+    with task.warehouse() as engine, engine.begin() as conn:
+        conn.execute("CREATE TABLE main.k_big AS SELECT range AS i FROM range(1000)")
+        os.remove(os.path.join(task.config["project_dir"], "warehouse.duckdb"))
+    return ScriptResult(1000)
+`)
+		},
+		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 1,
+		want:    []string{"load_exchange_rates (FAILED)", "warehouse.duckdb is gone: it was removed while it was open, and what was written to it since is lost"},
+		changes: true,
+		after: func(t *testing.T, p *project, r result) {
+			db := p.db()
+			status := enginetest.Rows(t, db, `SELECT a.STATUS FROM AUD_TASK_ATTEMPTS a
+				JOIN AUD_TASK_RUN_LOG tr ON tr.TASK_RUN_ID = a.TASK_RUN_ID JOIN CFG_TASKS t ON t.TASK_ID = tr.TASK_ID
+				WHERE t.TASK_CODE = 'load_exchange_rates' AND tr.PIPELINE_RUN_ID = 2`)
+			if len(status) != 1 || status[0] != "FAILED" {
+				t.Errorf("the script's attempts in the second run: %v", status)
+			}
+		},
+	},
 }
 
 // TestBadInput tries every bad input of badInputs on its own copy of the
