@@ -396,6 +396,28 @@ def run(task: ScriptTask) -> ScriptResult:
 			}
 		},
 	},
+	// Item 14: a dependency on a task of a retired pipeline.
+	{
+		name: "a dependency on a task of a retired pipeline",
+		prepare: func(p *project) {
+			p.write("migrations/0004_xdep.sql", `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('OLDP', 'Old', 'FULL');
+INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER)
+SELECT 'extract', 'ETL', PIPELINE_ID, 'SQL' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'OLDP';
+INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('XDEP', 'Cross', 'FULL');
+INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER)
+SELECT 'report', 'ETL', PIPELINE_ID, 'SQL' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'XDEP';
+INSERT INTO CFG_TASK_DEPENDENCY (PIPELINE_ID, TASK_ID, DEPENDS_ON_TASK_ID, DEPENDENCY_TYPE)
+SELECT x.PIPELINE_ID, r.TASK_ID, e.TASK_ID, 'SUCCESS'
+FROM CFG_PIPELINES x JOIN CFG_TASKS r ON r.PIPELINE_ID = x.PIPELINE_ID AND r.TASK_CODE = 'report'
+JOIN CFG_TASKS e ON e.TASK_CODE = 'extract'
+WHERE x.PIPELINE_CODE = 'XDEP';
+UPDATE CFG_PIPELINES SET ACTIVE_FLAG = 'N' WHERE PIPELINE_CODE = 'OLDP';
+`)
+			p.ok("migrate")
+		},
+		args: []string{"run", "--pipeline_code", "XDEP"}, code: 8,
+		want: []string{"XDEP.report depends on task id 8 (CFG_TASK_DEPENDENCY id 8), which is OLDP.extract, a task of the retired pipeline OLDP, not of XDEP"},
+	},
 }
 
 // TestBadInput tries every bad input of badInputs on its own copy of the

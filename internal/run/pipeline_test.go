@@ -332,7 +332,7 @@ func TestGraphErrorsStopTheRunBeforeAnythingIsRecorded(t *testing.T) {
 		f.b.Dep("RETIRED", "never", "RETIRED", "root", pipeline.Failure)
 		f.b.Exec("UPDATE CFG_TASKS SET ACTIVE_FLAG = 'N' WHERE TASK_CODE = 'root'")
 		_, err = f.supervisor().RunPipeline(f.ctx(), Request{PipelineCode: "RETIRED"})
-		wantCode(t, err, exit.UnknownTask, "not an active task of RETIRED")
+		wantCode(t, err, exit.UnknownTask, "which is RETIRED.root, a retired task of the pipeline RETIRED: activate it or retire the dependency")
 		_, err = f.supervisor().RunPipeline(f.ctx(), Request{PipelineCode: "NOPE"})
 		wantCode(t, err, exit.Metadata, "no active pipeline")
 		f.wantRuns(0)
