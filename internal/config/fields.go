@@ -227,11 +227,12 @@ func (f *fields) whole(key string, lo, hi int) (*int, error) {
 	if err != nil || !v.set {
 		return nil, err
 	}
-	n, want, ok := WholeNumber(v.text, lo, hi)
-	if !ok || (v.tag != "!!int" && v.tag != "!!str") {
-		if ok {
-			_, want, _ = WholeNumber("", lo, hi)
-		}
+	text := v.text
+	if v.tag != "!!int" && v.tag != "!!str" {
+		text = "" // a boolean, or a value tagged as another type, is no whole number
+	}
+	n, want, ok := WholeNumber(text, lo, hi)
+	if !ok {
 		return nil, f.l.bad(v, "must be %s; got '%s'", want, v.text)
 	}
 	return &n, nil

@@ -257,7 +257,7 @@ func notRead(e fs.DirEntry) string {
 		return "is not read: it is not a regular file (a symbolic link, say), and only regular *.sql files are migrations; put the file itself in the folder"
 	case strings.HasSuffix(lower, ".sql"):
 		return "is not read: only names ending in .sql, in lower case, are migrations; rename it to " +
-			strings.TrimSuffix(name, name[len(name)-len(".sql"):]) + ".sql"
+			name[:len(name)-len(".sql")] + ".sql"
 	case leadingNumber.MatchString(name) && !e.IsDir():
 		return "is not read: its name starts like a migration's, but only names ending in .sql are migrations"
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -141,7 +142,9 @@ func (a *attempt) acquire(ctx context.Context) (warehouse.Warehouse, func(), err
 	w, release, err := a.s.opts.Warehouse.Acquire(ctx)
 	if err == nil {
 		a.mu.Lock()
-		a.used = append(a.used, w)
+		if !slices.Contains(a.used, w) {
+			a.used = append(a.used, w)
+		}
 		a.mu.Unlock()
 	}
 	return w, release, err
