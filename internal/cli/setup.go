@@ -64,7 +64,7 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command, cfg *config.Config)
 	defer p.Close()
 	db := p.DB
 	defer a.record(ctx, db, cmd, "", "")
-	res, err := (&migrate.Runner{DB: db, ProjectDir: dir}).Setup(ctx)
+	res, err := (&migrate.Runner{DB: db, ProjectDir: dir, Warn: a.warnNotRead}).Setup(ctx)
 	if res.Created {
 		a.printf("setup: created the Engine DB tables\n")
 	}

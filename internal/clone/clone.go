@@ -225,6 +225,9 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 		log.DebugContext(ctx, "cloned "+t.Engine+note, "mirror", mirror.Full(), "rows", t.Rows, "copied", t.Copied,
 			"copy", t.Copy(), "why", exit.RenderFields(t.Why, func(field string) string { return field }), "seconds", secondsSince(start))
 	}
+	if err := w.Verify(); err != nil {
+		return out, exit.Wrap(exit.Cloning, err, "the clone is lost")
+	}
 	log.InfoContext(ctx, fmt.Sprintf("cloned %d table(s), %d row(s), into the warehouse", len(out), total),
 		"tables", len(out), "rows", total, "seconds", secondsSince(begun))
 	return out, nil

@@ -383,6 +383,7 @@ type dialect interface {
 	refreshTriggers(ctx context.Context, tx *Tx) error
 	beforeAlter(ctx context.Context, tx *Tx, statement string) error
 	changeLog(schema string) ChangeLog
+	outsideTransaction(statement string) string
 }
 
 // Time scans a timestamp stored by either dialect (see records.Time, where

@@ -180,7 +180,7 @@ var RequestFields = []string{
 	"pipeline", "task", "run_id", "run_key", "run_date", "reason", "force", "ignore_dependencies",
 	"rerun", "with_downstream", "skip", "backfill", "init_only", "finalize_only", "rows", "stale",
 	"new_run", "limit", "all", "since", "migrations_dir", "airflow_version", "offset", "before", "full",
-	"accept_new_url",
+	"accept_new_url", "out_of_order",
 }
 
 // RenderFields writes the request fields a text names as {field} (see

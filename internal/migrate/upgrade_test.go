@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/catalog"
@@ -304,45 +303,11 @@ func columnsOf(t *testing.T, db *engine.DB) map[string][]string {
 	return out
 }
 
-// rowStrings runs a query and returns each row as its values joined by "|":
-// NULL as NULL, timestamps and dates as the Engine DB's UTC text.
+// rowStrings runs a query and returns each row as its values joined by "|"
+// (see enginetest.Rows).
 func rowStrings(t *testing.T, db *engine.DB, query string, args ...any) []string {
 	t.Helper()
-	rows, err := db.QueryContext(context.Background(), query, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			switch x := v.(type) {
-			case nil:
-				parts[i] = "NULL"
-			case time.Time:
-				parts[i] = engine.TimeText(x)
-			case []byte:
-				parts[i] = string(x)
-			default:
-				parts[i] = fmt.Sprint(x)
-			}
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return enginetest.Rows(t, db, query, args...)
 }
 
 func ledgerOf(t *testing.T, db *engine.DB) string { return strings.Join(ledger(t, db), ",") }

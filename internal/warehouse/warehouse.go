@@ -132,6 +132,12 @@ type Warehouse interface {
 	// Begin starts a transaction. Where Capabilities().Transactions is
 	// false, each statement commits on its own and Rollback undoes nothing.
 	Begin(ctx context.Context) (Tx, error)
+	// Verify checks that the warehouse is still the database it opened, so
+	// that what was written there is kept: a file warehouse (DuckDB) must
+	// still be the same file (device and inode) at its path, not removed or
+	// replaced since; a server warehouse always is. A failure is a
+	// connection error (exit 11) naming the file. It works after Close too.
+	Verify() error
 	// Close releases the connections.
 	Close() error
 }

@@ -98,9 +98,13 @@ func (s *server) changeRoutes() {
 			if in.Body != nil {
 				b = *in.Body
 			}
+			req := run.Request{PipelineCode: in.Code, RunDate: b.RunDate, Reason: b.Reason}
+			if err := req.CheckRunDate(); err != nil {
+				return nil, err
+			}
 			ctx = changing(ctx)
 			s.record(ctx, "trigger", map[string]any{"pipeline_code": in.Code, "run_date": b.RunDate, "reason": b.Reason}, in.Code, "", 0)
-			out, err := sup().InitRun(ctx, run.Request{PipelineCode: in.Code, RunDate: b.RunDate, Reason: b.Reason})
+			out, err := sup().InitRun(ctx, req)
 			if err != nil {
 				return nil, err
 			}
@@ -111,6 +115,9 @@ func (s *server) changeRoutes() {
 		Description: "Runs the whole pipeline once per date from first to last, oldest first, as `run --backfill` does, and " +
 			"answers when it is done: check the document's status."},
 		func(ctx context.Context, in *backfillInput) (*body[report.Backfill], error) {
+			if _, err := run.BackfillDates(in.Body.First, in.Body.Last); err != nil {
+				return nil, err
+			}
 			ctx = changing(ctx)
 			s.record(ctx, "backfill", map[string]any{"pipeline_code": in.Code, "first": in.Body.First, "last": in.Body.Last, "reason": in.Body.Reason},
 				in.Code, "", 0)

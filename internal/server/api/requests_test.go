@@ -64,6 +64,8 @@ func TestBadRequestsNameTheFieldAndChangeNothing(t *testing.T) {
 				map[string]any{"reason": "r", "with_downstream": "yes"}, 422, "with_downstream"},
 			{"not JSON", "POST", "/pipelines/M/pause", "{reason:", 400, ""},
 			{"a bad run date", "POST", "/pipelines/M/runs", map[string]any{"run_date": "yesterday"}, 422, "run_date"},
+			{"a run date in the year 0", "POST", "/pipelines/M/runs", map[string]any{"run_date": "0000-06-01"}, 400, "run_date"},
+			{"a backfill from the year 0", "POST", "/pipelines/Q/backfills", map[string]any{"first": "0000-01-01", "last": "0000-01-02", "reason": "r"}, 400, "backfill"},
 			{"a backfill without last", "POST", "/pipelines/Q/backfills", map[string]any{"first": "2026-01-01", "reason": "r"}, 422, "last"},
 			{"a token with an unknown role", "POST", "/tokens", map[string]any{"name": "x", "role": "root"}, 422, "role"},
 			{"a token with a bad lifetime", "POST", "/tokens", map[string]any{"name": "x", "role": "viewer", "expires": "soon"}, 422, "expires"},
