@@ -369,7 +369,7 @@ func TestAuditListsRequestsAndChangesAndWritesNothing(t *testing.T) {
 		db := p.db()
 		ctx := actor.With(context.Background(), actor.Actor{Name: "bob@test", Kind: actor.Human})
 		req := audit.Request{Command: "pause", PipelineCode: "SALES", Arguments: map[string]any{"reason": "x", "secret": "s3cr3t"}}
-		if err := audit.Record(ctx, db, req); err != nil {
+		if _, err := audit.Record(ctx, db, req); err != nil {
 			t.Fatal(err)
 		}
 		before := rowCounts(t, db)

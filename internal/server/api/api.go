@@ -22,14 +22,17 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
@@ -40,6 +43,12 @@ const Prefix = "/api/v1"
 // MaxBodyBytes is the largest request body accepted; a larger one is refused
 // (413) before it is read in full.
 const MaxBodyBytes = 64 << 10
+
+// MaxHeaderBytes is the most bytes a request's line and header lines may
+// take together; a request with more is refused (431) with an error
+// document. (The HTTP server cuts off far larger ones before the API sees
+// them: see server.MaxHeaderBytes.)
+const MaxHeaderBytes = 16 << 10
 
 // MaxLogBytes is the most bytes of an attempt's log one request returns.
 const MaxLogBytes = 1 << 20
@@ -77,6 +86,7 @@ func New(p *project.Project, opts ...Option) http.Handler {
 	cfg.DocsPath = Prefix + "/docs"
 	cfg.SchemasPath = ""
 	cfg.RejectUnknownQueryParameters = true
+	cfg.Formats = map[string]huma.Format{"application/json": strictJSON, "json": strictJSON}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		bearerScheme: {Type: "http", Scheme: "bearer", Description: "An etl-craft API token."},
 	}
@@ -90,25 +100,80 @@ func New(p *project.Project, opts ...Option) http.Handler {
 	return s.guard(mux)
 }
 
-// guard limits every request body to MaxBodyBytes, answers paths outside
-// the API's routes with an error document, and logs each request.
+// guard is what every request to the API goes through before its route: it
+// marks every answer not to be cached (a token's value is in one) nor
+// sniffed, limits the body to MaxBodyBytes, refuses headers over
+// MaxHeaderBytes (431) and a second Authorization header (400), answers a
+// path with no route (404) or not with this method (405, with Allow) with
+// an error document, and logs each request.
 func (s *server) guard(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		// huma refuses a body that fills its limit: one byte more than the
+		// largest accepted.
+		r.Body = http.MaxBytesReader(w, r.Body, bodyLimit)
 		who := &caller{}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, who))
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-		if _, pattern := mux.Handler(r); pattern == "" {
-			writeError(rec, notFound(r))
-		} else {
+		if e := refusedHeaders(r); e != nil {
+			writeError(rec, e)
+		} else if _, pattern := mux.Handler(r); pattern != "" {
 			mux.ServeHTTP(rec, r)
+		} else if allow := allowedMethods(mux, r); len(allow) > 0 {
+			rec.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(rec, newError(http.StatusMethodNotAllowed, exit.Usage.Class(), exit.Usage,
+				fmt.Sprintf("%s does not take %s: use %s (see %s/docs)", r.URL.Path, r.Method, strings.Join(allow, " or "), Prefix), ""))
+		} else {
+			writeError(rec, notFound(r))
 		}
 		if s.log != nil {
 			s.log.Info("api request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 				"actor", who.name, "duration_ms", time.Since(start).Milliseconds())
 		}
 	})
+}
+
+// bodyLimit is the body limit huma and the guard are given: huma refuses a
+// body that reaches it, so MaxBodyBytes itself is accepted.
+const bodyLimit = MaxBodyBytes + 1
+
+// refusedHeaders is the error of a request whose headers the API refuses:
+// more than MaxHeaderBytes of them, or a second Authorization header,
+// which would leave unsaid which credentials count; nil for any other.
+func refusedHeaders(r *http.Request) *report.Error {
+	size := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4 + len("Host: ") + len(r.Host) + 2
+	for name, values := range r.Header {
+		for _, v := range values {
+			size += len(name) + 2 + len(v) + 2
+		}
+	}
+	switch {
+	case size > MaxHeaderBytes:
+		return newError(http.StatusRequestHeaderFieldsTooLarge, exit.Usage.Class(), exit.Usage,
+			fmt.Sprintf("the request's headers take %d bytes; the API takes at most %d (16 KiB)", size, MaxHeaderBytes), "")
+	case len(r.Header.Values("Authorization")) > 1:
+		return newError(http.StatusBadRequest, exit.Usage.Class(), exit.Usage,
+			"the request has more than one Authorization header: send one, with one bearer token", "")
+	}
+	return nil
+}
+
+// methods are the HTTP methods a route may take.
+var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowedMethods returns the methods the request's path has routes for.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var out []string
+	for _, m := range methods {
+		probe := *r
+		probe.Method = m
+		if _, pattern := mux.Handler(&probe); pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // caller is who a request turned out to be, once its token authenticated,

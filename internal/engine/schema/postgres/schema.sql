@@ -44,6 +44,8 @@ CREATE TABLE CFG_PIPELINES (
                         CONSTRAINT ck_schedule_overlap CHECK (OVERLAP_POLICY IN ('SKIP', 'QUEUE')),
     SCHEDULE_START_DATE DATE,
     CONSTRAINT ck_pipelines_code CHECK (PIPELINE_CODE ~ '^[A-Za-z][A-Za-z0-9_]{0,127}$'),
+    CONSTRAINT ck_pipelines_schedule_start_date
+        CHECK (SCHEDULE_START_DATE BETWEEN DATE '0001-01-01' AND DATE '9999-12-31'),
     CONSTRAINT ck_pipelines_refresh_type CHECK (REFRESH_TYPE IN ('FULL', 'INCREMENTAL')),
     CONSTRAINT ck_pipelines_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N'))
 );
@@ -208,7 +210,8 @@ CREATE TABLE AUD_PIPELINES_RUN_LOG (
     CONSTRAINT ck_pipeline_run_backfill CHECK (BACKFILL IN ('Y', 'N')),
     CONSTRAINT ck_pipeline_run_status
         CHECK (STATUS IN ('QUEUED', 'IN-PROGRESS', 'SUCCESS', 'FAILED', 'SKIPPED', 'CANCELLED')),
-    CONSTRAINT ck_pipeline_run_sla_status CHECK (SLA_STATUS IN ('MET', 'BREACHED'))
+    CONSTRAINT ck_pipeline_run_sla_status CHECK (SLA_STATUS IN ('MET', 'BREACHED')),
+    CONSTRAINT ck_pipeline_run_date CHECK (RUN_DATE BETWEEN DATE '0001-01-01' AND DATE '9999-12-31')
 );
 
 CREATE UNIQUE INDEX ux_pipeline_run_one_active
