@@ -13,9 +13,9 @@ import (
 
 // tokenBody asks for a new token.
 type tokenBody struct {
-	Name    string `json:"name" minLength:"1" maxLength:"128" doc:"The token's name, recorded as the actor of what it does."`
+	Name    string   `json:"name" minLength:"1" maxLength:"128" doc:"The token's name, recorded as the actor of what it does."`
 	Role    roleName `json:"role" doc:"What the token may do."`
-	Expires string `json:"expires,omitempty" pattern:"^[0-9]+[dh]$" doc:"Its lifetime in whole days or hours, such as 90d or 12h; it never expires when left out."`
+	Expires string   `json:"expires,omitempty" pattern:"^[0-9]+[dh]$" doc:"Its lifetime in whole days or hours, such as 90d or 12h; it never expires when left out."`
 }
 
 // roleName is a token's role as a request names it: one of apitoken's

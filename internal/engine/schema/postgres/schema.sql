@@ -44,8 +44,6 @@ CREATE TABLE CFG_PIPELINES (
                         CONSTRAINT ck_schedule_overlap CHECK (OVERLAP_POLICY IN ('SKIP', 'QUEUE')),
     SCHEDULE_START_DATE DATE,
     CONSTRAINT ck_pipelines_code CHECK (PIPELINE_CODE ~ '^[A-Za-z][A-Za-z0-9_]{0,127}$'),
-    CONSTRAINT ck_pipelines_schedule_start_date
-        CHECK (SCHEDULE_START_DATE BETWEEN DATE '0001-01-01' AND DATE '9999-12-31'),
     CONSTRAINT ck_pipelines_refresh_type CHECK (REFRESH_TYPE IN ('FULL', 'INCREMENTAL')),
     CONSTRAINT ck_pipelines_active_flag CHECK (ACTIVE_FLAG IN ('Y', 'N'))
 );
@@ -210,8 +208,7 @@ CREATE TABLE AUD_PIPELINES_RUN_LOG (
     CONSTRAINT ck_pipeline_run_backfill CHECK (BACKFILL IN ('Y', 'N')),
     CONSTRAINT ck_pipeline_run_status
         CHECK (STATUS IN ('QUEUED', 'IN-PROGRESS', 'SUCCESS', 'FAILED', 'SKIPPED', 'CANCELLED')),
-    CONSTRAINT ck_pipeline_run_sla_status CHECK (SLA_STATUS IN ('MET', 'BREACHED')),
-    CONSTRAINT ck_pipeline_run_date CHECK (RUN_DATE BETWEEN DATE '0001-01-01' AND DATE '9999-12-31')
+    CONSTRAINT ck_pipeline_run_sla_status CHECK (SLA_STATUS IN ('MET', 'BREACHED'))
 );
 
 CREATE UNIQUE INDEX ux_pipeline_run_one_active
@@ -560,6 +557,30 @@ BEGIN
 END
 $default$;
 
+-- A run's RUN_DATE and a pipeline's SCHEDULE_START_DATE are dates from
+-- 0001-01-01 to 9999-12-31 (triggers, not checks: see migration 0023).
+CREATE OR REPLACE FUNCTION etl_craft_check_run_date() RETURNS trigger
+LANGUAGE plpgsql AS $check$
+BEGIN
+    IF NOT (NEW.run_date BETWEEN DATE '0001-01-01' AND DATE '9999-12-31') THEN
+        RAISE EXCEPTION 'AUD_PIPELINES_RUN_LOG.RUN_DATE must be a date written YYYY-MM-DD, from 0001-01-01 to 9999-12-31'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$check$;
+
+CREATE OR REPLACE FUNCTION etl_craft_check_schedule_start_date() RETURNS trigger
+LANGUAGE plpgsql AS $check$
+BEGIN
+    IF NOT (NEW.schedule_start_date BETWEEN DATE '0001-01-01' AND DATE '9999-12-31') THEN
+        RAISE EXCEPTION 'CFG_PIPELINES.SCHEDULE_START_DATE must be a date written YYYY-MM-DD, from 0001-01-01 to 9999-12-31'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$check$;
+
 -- The write guard of every CFG_ and AUD_ table, for row writes and TRUNCATE.
 -- A transaction that has not set etl_craft.actor is refused. The append-only
 -- tables refuse UPDATE, DELETE and TRUNCATE, and an attempt that reached a
@@ -693,6 +714,14 @@ $notify$;
 CREATE TRIGGER trg_default_taskdep_pipeline
     BEFORE INSERT OR UPDATE ON CFG_TASK_DEPENDENCY
     FOR EACH ROW EXECUTE FUNCTION trg_default_depends_on_pipeline();
+
+CREATE TRIGGER trg_check_run_date
+    BEFORE INSERT OR UPDATE OF RUN_DATE ON AUD_PIPELINES_RUN_LOG
+    FOR EACH ROW EXECUTE FUNCTION etl_craft_check_run_date();
+
+CREATE TRIGGER trg_check_schedule_start_date
+    BEFORE INSERT OR UPDATE OF SCHEDULE_START_DATE ON CFG_PIPELINES
+    FOR EACH ROW EXECUTE FUNCTION etl_craft_check_schedule_start_date();
 
 CREATE TRIGGER trg_attribute_aud_pipelines_run_log
     BEFORE INSERT OR UPDATE ON AUD_PIPELINES_RUN_LOG

@@ -1,11 +1,11 @@
 -- The Engine DB refuses a malformed date itself: a run's RUN_DATE and a
 -- pipeline's SCHEDULE_START_DATE must be a real date written YYYY-MM-DD,
 -- from 0001-01-01 to 9999-12-31, or NULL. SQLite keeps a DATE column as
--- text and cannot add a CHECK to a table that exists; rebuilding the
--- tables would have to copy the values already stored, which the CHECK
--- would refuse. So each rule is a pair of triggers, as the write guards
--- are, refusing an insert or an update of the column: rows already stored
--- stay as they are (a clone names one it cannot read).
+-- text. Each rule is a pair of triggers refusing an insert or an update of
+-- the column, not a check: SQLite cannot add a check to a table that
+-- exists, and rebuilding the tables would copy the values already stored,
+-- which a check would refuse. Rows already stored stay as they are (a
+-- clone names one it cannot read), and their other columns still change.
 
 CREATE TRIGGER trg_check_run_date_insert BEFORE INSERT ON AUD_PIPELINES_RUN_LOG
 WHEN NEW.RUN_DATE IS NOT NULL AND NOT (typeof(NEW.RUN_DATE) = 'text'
