@@ -183,7 +183,7 @@ func (db *DB) IsUniqueViolation(err error) bool { return db.d.isUniqueViolation(
 // IsBusy reports whether err says a write waited the whole busy timeout
 // for a lock another writer held: another process's on SQLite, another
 // session's on PostgreSQL. Such an error IsUnavailable too.
-func (db *DB) IsBusy(err error) bool { return db.d.isBusy(err) }
+func (db *DB) IsBusy(err error) bool { return isBusyWait(err) || db.d.isBusy(err) }
 
 // IsUnavailable reports whether err says the Engine DB could not be reached
 // or used at all (its server down, refusing connections or shutting down, its
@@ -194,7 +194,7 @@ func (db *DB) IsUnavailable(err error) bool {
 		return true
 	}
 	var ne net.Error
-	return errors.As(err, &ne) || db.d.isUnavailable(err)
+	return errors.As(err, &ne) || db.IsBusy(err) || db.d.isUnavailable(err)
 }
 
 // Schema returns the schema that holds the Engine DB tables: the configured
@@ -352,7 +352,7 @@ func (db *DB) tx(ctx context.Context, bounded bool, fn func(tx *Tx) error) (err 
 	}()
 	err = fn(tx)
 	if bounded && err != nil && db.d.isBusy(err) {
-		err = exit.Wrap(exit.EngineDB, err, "another session holds a lock this write needs: waited %s, the busy timeout", db.BusyTimeout())
+		err = busy(err, "another session holds a lock this write needs: waited %s, the busy timeout", db.BusyTimeout())
 	}
 	return err
 }
@@ -397,7 +397,7 @@ func (db *DB) beginOn(ctx context.Context, conn *sql.Conn, waited time.Duration,
 	db.writers.waiting(func() { sqlTx, err = conn.BeginTx(ctx, nil) })
 	switch {
 	case err != nil && db.d.isBusy(err):
-		return nil, busyError(err, waited+time.Since(began))
+		return nil, busy(err, "%s: waited %s, the busy timeout", anotherProcess, (waited + time.Since(began)).Round(time.Millisecond))
 	case err != nil:
 		return nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
 	}

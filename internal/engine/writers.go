@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -67,11 +69,32 @@ func (l *writerLock) lock(ctx context.Context) (time.Duration, error) {
 		return 0, exit.Wrap(exit.EngineDB, ctx.Err(), "could not connect to the Engine DB")
 	case <-timer.C:
 		if l.blocked.Load() {
-			return 0, exit.Errorf(exit.EngineDB, "%s: this process's writes queued behind it for %s, the busy timeout",
-				anotherProcess, l.timeout)
+			return 0, busy(nil, "%s: this process's writes queued behind it for %s, the busy timeout", anotherProcess, l.timeout)
 		}
-		return 0, exit.Errorf(exit.EngineDB, "the Engine DB stayed busy with another write transaction of this process for %s, the busy timeout", l.timeout)
+		return 0, busy(nil, "the Engine DB stayed busy with another write transaction of this process for %s, the busy timeout", l.timeout)
 	}
+}
+
+// busyWait is a write that waited the whole busy timeout for a lock
+// another writer held; its message names the holder.
+type busyWait struct {
+	msg string
+	err error // the database's own error, if it gave one
+}
+
+func (e *busyWait) Error() string {
+	if e.err == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.err.Error()
+}
+
+func (e *busyWait) Unwrap() error { return e.err }
+
+// busy returns the Engine DB error (exit 12) of a write that waited the
+// whole busy timeout, wrapping the database's error err (nil: none).
+func busy(err error, format string, args ...any) error {
+	return &exit.Error{Code: exit.EngineDB, Err: &busyWait{msg: fmt.Sprintf(format, args...), err: err}}
 }
 
 // anotherProcess says who holds a SQLite Engine DB's write lock when this
@@ -97,15 +120,16 @@ func (l *writerLock) unlock() {
 	}
 }
 
-// busyError is the error of a write that waited the whole busy timeout for
-// a lock another process (or, on PostgreSQL, another session) holds.
-func busyError(err error, waited time.Duration) error {
-	return exit.Wrap(exit.EngineDB, err, "%s: waited %s, the busy timeout", anotherProcess, waited.Round(time.Millisecond))
-}
-
 // beginWait is how long the BEGIN of a write transaction may wait for the
 // database after waiting for the in-process lock: what is left of the busy
 // timeout, and at least a millisecond.
 func beginWait(timeout, waited time.Duration) time.Duration {
 	return max(timeout-waited, time.Millisecond)
+}
+
+// isBusyWait reports whether err is a write that waited the whole busy
+// timeout (see busy).
+func isBusyWait(err error) bool {
+	var b *busyWait
+	return errors.As(err, &b)
 }
