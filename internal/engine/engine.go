@@ -393,11 +393,10 @@ func (db *DB) beginOn(ctx context.Context, conn *sql.Conn, waited time.Duration,
 	}
 	var sqlTx *sql.Tx
 	var err error
-	began := time.Now()
 	db.writers.waiting(func() { sqlTx, err = conn.BeginTx(ctx, nil) })
 	switch {
 	case err != nil && db.d.isBusy(err):
-		return nil, busy(err, "%s: waited %s, the busy timeout", anotherProcess, (waited + time.Since(began)).Round(time.Millisecond))
+		return nil, busy(err, "%s: waited %s, the busy timeout", anotherProcess, timeout)
 	case err != nil:
 		return nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
 	}
