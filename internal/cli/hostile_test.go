@@ -2,8 +2,6 @@ package cli_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,11 +125,7 @@ func TestACommandThatCannotBeRecordedDoesNotAct(t *testing.T) {
 	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.write("craft-connector.yml", strings.Replace(string(yml), "Engine:\n  dev:\n", "Engine:\n  dev:\n    busy_timeout_seconds: 1\n", 1))
+		p.editConfig("Engine:\n  dev:\n", "Engine:\n  dev:\n    busy_timeout_seconds: 1\n")
 		p.ok("init-db")
 		db := p.db()
 		b := pipelinetest.New(t, db)

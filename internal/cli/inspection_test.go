@@ -254,11 +254,7 @@ func TestListAndStatusShowTheNextTick(t *testing.T) {
 	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.write("craft-connector.yml", strings.Replace(string(yml), "  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n", 1))
+		p.editConfig("  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n")
 		p.ok("init-db")
 		db := p.db()
 		b := pipelinetest.New(t, db)
