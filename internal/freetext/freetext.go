@@ -42,7 +42,16 @@ func Check(s string) error {
 // characters, such as the joiners of emoji and of Persian words, print as
 // they are.
 func hidden(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+	switch {
+	case r < 0x20 || r == 0x7f:
+		return true // C0 and DEL
+	case r < 0x80:
+		return false
+	case r <= 0x9f:
+		return true // C1
+	}
+	// Unicode's Bidi_Control characters.
+	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 // Visible returns s for one field of text output: every hidden character,
@@ -56,14 +65,7 @@ func Visible(s string) string {
 // escape writes s with its hidden characters, but those keep reports, and
 // its bytes that are not UTF-8 escaped.
 func escape(s string, keep func(rune) bool) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || hidden(r) && !keep(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if clean([]byte(s), keep) {
 		return s
 	}
 	var b strings.Builder
@@ -86,6 +88,22 @@ func escape(s string, keep func(rune) bool) string {
 		i += size
 	}
 	return b.String()
+}
+
+// clean reports whether escape leaves p as it is.
+func clean(p []byte, keep func(rune) bool) bool {
+	for i := 0; i < len(p); {
+		if c := p[i]; c >= 0x20 && c < 0x7f {
+			i++ // printable ASCII, most of any output
+			continue
+		}
+		r, size := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && size == 1 || hidden(r) && !keep(r) {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // Writer passes text on to an output with every hidden character but line
@@ -115,7 +133,13 @@ func (w *Writer) Write(p []byte) (int, error) {
 		w.tail = append([]byte(nil), p[cut:]...)
 		p = p[:cut]
 	}
-	if _, err := io.WriteString(w.w, escape(string(p), layout)); err != nil {
+	var err error
+	if clean(p, layout) {
+		_, err = w.w.Write(p)
+	} else {
+		_, err = io.WriteString(w.w, escape(string(p), layout))
+	}
+	if err != nil {
 		return 0, err
 	}
 	return n, nil
