@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestCheckRefusesControlAndFormatCharacters(t *testing.T) {
@@ -69,5 +70,15 @@ func TestWriterKeepsLayoutAndJSON(t *testing.T) {
 	}
 	if bytes.ContainsAny(b.Bytes(), "\u202e\x7f\u0085") {
 		t.Fatalf("hidden characters left: %q", b.Bytes())
+	}
+}
+
+// hidden, written as ranges for speed, is exactly Unicode's control
+// characters and its Bidi_Control characters.
+func TestHiddenIsControlOrBidiControl(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if want := unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r); hidden(r) != want {
+			t.Errorf("hidden(%U) = %v, want %v", r, hidden(r), want)
+		}
 	}
 }
