@@ -313,7 +313,10 @@ func ScopeOf(ctx context.Context) Scope {
 // purpose and migration. It commits when fn returns nil and rolls back
 // otherwise. On a SingleWriter Engine DB (SQLite, whose transactions all
 // begin IMMEDIATE, as writers) it holds the process's writer lock from
-// begin to commit, so fn must not begin another transaction of db.
+// begin to commit, so fn must not begin another transaction of db; waiting
+// for that lock and for the database's own write lock together lasts at
+// most the busy timeout, after which it fails (exit 12) naming the holder:
+// another process, or another write transaction of this process.
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	return db.tx(ctx, false, fn)
 }
