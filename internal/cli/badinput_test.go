@@ -46,17 +46,6 @@ type badInput struct {
 	after func(t *testing.T, p *project, r result)
 }
 
-// editConfig replaces text in the project's craft-connector.yml, which
-// must hold it.
-func (p *project) editConfig(old, new string) {
-	p.t.Helper()
-	yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
-	if err != nil || !strings.Contains(string(yml), old) {
-		p.t.Fatalf("craft-connector.yml lacks %q (%v)", old, err)
-	}
-	p.write("craft-connector.yml", strings.Replace(string(yml), old, new, 1))
-}
-
 // setParameter registers a task parameter of the quickstart pipeline with
 // a project migration, applied.
 func (p *project) setParameter(task, name, value string) {

@@ -96,6 +96,17 @@ func (p *project) write(name, text string) {
 	}
 }
 
+// editConfig replaces the first old in the project's craft-connector.yml,
+// which must hold it, with new.
+func (p *project) editConfig(old, new string) {
+	p.t.Helper()
+	yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
+	if err != nil || !strings.Contains(string(yml), old) {
+		p.t.Fatalf("craft-connector.yml lacks %q (%v)", old, err)
+	}
+	p.write("craft-connector.yml", strings.Replace(string(yml), old, new, 1))
+}
+
 // command returns the command that runs the binary in the project folder.
 func (p *project) command(env []string, args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, args...)

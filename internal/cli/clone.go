@@ -38,9 +38,11 @@ func (a *app) cloneCommand() *cobra.Command {
 				return err
 			}
 			opts.Full = full
-			a.record(s.ctx, s.db, cmd, "", "")
+			if err := a.record(s.ctx, s.db, cmd, "", ""); err != nil {
+				return err
+			}
 
-			display := newProgressDisplay(a.stderr)
+			display := newProgressDisplay(a.terminal)
 			if display != nil {
 				opts.Progress = display.show
 			}

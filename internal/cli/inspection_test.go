@@ -254,11 +254,7 @@ func TestListAndStatusShowTheNextTick(t *testing.T) {
 	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.write("craft-connector.yml", strings.Replace(string(yml), "  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n", 1))
+		p.editConfig("  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n")
 		p.ok("init-db")
 		db := p.db()
 		b := pipelinetest.New(t, db)
@@ -369,7 +365,7 @@ func TestAuditListsRequestsAndChangesAndWritesNothing(t *testing.T) {
 		db := p.db()
 		ctx := actor.With(context.Background(), actor.Actor{Name: "bob@test", Kind: actor.Human})
 		req := audit.Request{Command: "pause", PipelineCode: "SALES", Arguments: map[string]any{"reason": "x", "secret": "s3cr3t"}}
-		if err := audit.Record(ctx, db, req); err != nil {
+		if _, err := audit.Record(ctx, db, req); err != nil {
 			t.Fatal(err)
 		}
 		before := rowCounts(t, db)

@@ -196,10 +196,6 @@ func TestEngineDBKeyFileLogin(t *testing.T) {
 	}
 
 	// Without SSL there is no certificate to present.
-	yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.write("craft-connector.yml", strings.Replace(string(yml), "sslmode=verify-ca", "sslmode=disable", 1))
+	p.editConfig("sslmode=verify-ca", "sslmode=disable")
 	wantExit(t, p.run(nil, "init-db"), 3, "a client-certificate login (auth_mode key_file) needs SSL")
 }

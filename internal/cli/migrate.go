@@ -25,19 +25,20 @@ func (a *app) migrateCommand() *cobra.Command {
 				return err
 			}
 			defer s.db.Close()
-			// An older Engine DB may get AUD_ACTIONS from this very run: record after the work.
-			defer a.record(s.ctx, s.db, cmd, "", "")
 			projectDir, _ := s.cfg.MigrationsDir(dir)
 			r := &migrate.Runner{DB: s.db, ProjectDir: projectDir, OutOfOrder: outOfOrder, Warn: a.warnNotRead,
 				OnApplied: func(f migrate.File) { a.printf("applied %s\n", f.Name) }}
-			applied, err := r.Migrate(s.ctx)
-			if err != nil {
-				return err
-			}
-			if len(applied) == 0 {
-				a.printf("migrate: already up to date\n")
-			}
-			return nil
+			// An older Engine DB may get AUD_ACTIONS from this very run.
+			return a.recordAround(s.ctx, s.db, cmd, func() error {
+				applied, err := r.Migrate(s.ctx)
+				if err != nil {
+					return err
+				}
+				if len(applied) == 0 {
+					a.printf("migrate: already up to date\n")
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "migrations-dir", "", "the project's migrations folder")

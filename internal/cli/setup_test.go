@@ -58,8 +58,7 @@ func TestSetupWithAFailingCheckChangesNothing(t *testing.T) {
 	t.Parallel()
 	eachKind(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		yml, _ := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
-		p.write("craft-connector.yml", strings.Replace(string(yml), "jdbc:duckdb:warehouse.duckdb", "\"jdbc:duckdb:\"", 1))
+		p.editConfig("jdbc:duckdb:warehouse.duckdb", "\"jdbc:duckdb:\"")
 		r := p.run(nil, "setup")
 		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] Warehouse: an in-memory DuckDB warehouse") ||
 			!strings.HasSuffix(r.stdout, "setup: nothing changed; fix the failed check(s) and run setup again\n") {

@@ -10,6 +10,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/freetext"
 	"github.com/etl-craft/etl-craft/internal/records"
 )
 
@@ -109,6 +110,9 @@ func changePause(ctx context.Context, db *engine.DB, pipelineID int64, action, r
 	change func(tx *engine.Tx, c *Change, open *records.Paused) error) (Change, error) {
 	if strings.TrimSpace(reason) == "" {
 		return Change{}, exit.Fieldf(exit.Usage, "%s needs a {reason}: say why, for the pause history", action)
+	}
+	if err := freetext.Check(reason); err != nil {
+		return Change{}, exit.Fieldf(exit.Usage, "{reason} %v", err)
 	}
 	c := Change{PipelineID: pipelineID}
 	err := db.Tx(ctx, func(tx *engine.Tx) error {

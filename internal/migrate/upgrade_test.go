@@ -733,3 +733,47 @@ SELECT 1, '2026-01-01 00:00:00.000000+00:00', '2026-01-01 00:10:00.000000+00:00'
 	}
 	b.ReportMetric(float64(benchmarkRuns), "runs/op")
 }
+
+// Migration 0023 makes the Engine DB refuse a malformed RUN_DATE and
+// SCHEDULE_START_DATE, and keeps the rows already stored as they are: an
+// Engine DB holding one (as an API request could store before) upgrades.
+func TestDateChecksKeepTheRowsAlreadyStored(t *testing.T) {
+	t.Parallel()
+	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := context.Background()
+		installRelease(t, db)
+		migrateThrough(t, db, "0022_clone_changes.sql")
+		bad := map[engine.Kind]string{engine.SQLite: "not-a-date; DROP TABLE x", engine.Postgres: "0001-06-01 BC"}[db.Kind()]
+		var runID int64
+		err := db.Tx(ctx, func(tx *engine.Tx) error {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('P', 'P', 'FULL')"); err != nil {
+				return err
+			}
+			return tx.QueryRowContext(ctx, `INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_DATE)
+				VALUES ((SELECT MIN(PIPELINE_ID) FROM CFG_PIPELINES), 'SUCCESS', $1) RETURNING PIPELINE_RUN_ID`, bad).Scan(&runID)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (&migrate.Runner{DB: db}).Migrate(ctx); err != nil {
+			t.Fatalf("migrate with a malformed RUN_DATE stored: %v", err)
+		}
+		assertRows(t, db, []string{"1"}, "SELECT COUNT(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1 AND RUN_DATE IS NOT NULL", runID)
+		err = db.Tx(ctx, func(tx *engine.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_DATE)
+				VALUES ((SELECT MIN(PIPELINE_ID) FROM CFG_PIPELINES), 'SUCCESS', $1)`, bad)
+			return err
+		})
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "run_date") {
+			t.Fatalf("a malformed RUN_DATE after the upgrade: %v", err)
+		}
+		// The run whose date is malformed still ends, as any other would.
+		err = db.Tx(ctx, func(tx *engine.Tx) error {
+			_, err := tx.ExecContext(ctx, "UPDATE AUD_PIPELINES_RUN_LOG SET SLA_STATUS = 'MET' WHERE PIPELINE_RUN_ID = $1", runID)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("updating another column of the run: %v", err)
+		}
+	})
+}

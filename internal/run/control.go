@@ -16,6 +16,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/freetext"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
@@ -31,13 +32,23 @@ type Change struct {
 	Message string
 }
 
-// CheckReason refuses a blank reason for an intervention (exit 2): every
+// CheckReason refuses a blank reason for an intervention, or one that is
+// not free text (freetext.Check), with a usage error (exit 2): every
 // intervention is recorded with why it was made. what names the
 // intervention: an operation such as "cancel", or a request field such as
 // "{skip}" (see exit.Fieldf).
 func CheckReason(what, reason string) error {
 	if strings.TrimSpace(reason) == "" {
 		return exit.Fieldf(exit.Usage, "%s needs a {reason}: it is recorded with the change", what)
+	}
+	return checkText("reason", reason)
+}
+
+// checkText refuses the request field's value unless it is free text
+// (freetext.Check), with a usage error (exit 2) naming the field.
+func checkText(field, value string) error {
+	if err := freetext.Check(value); err != nil {
+		return exit.Fieldf(exit.Usage, "{%s} %v", field, err)
 	}
 	return nil
 }

@@ -62,6 +62,9 @@ func (o Order) Validate() error {
 	case o.Skip && o.RunID > 0:
 		return usage("{skip} records a new run: it takes {run_key}, not {run_id}")
 	}
+	if err := checkText("run_key", o.RunKey); err != nil {
+		return err
+	}
 	if o.Backfill != "" {
 		from, to, ok := o.BackfillRange()
 		if !ok {

@@ -103,7 +103,9 @@ func (s *server) changeRoutes() {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "trigger", map[string]any{"pipeline_code": in.Code, "run_date": b.RunDate, "reason": b.Reason}, in.Code, "", 0)
+			if err := s.record(ctx, "trigger", map[string]any{"pipeline_code": in.Code, "run_date": b.RunDate, "reason": b.Reason}, in.Code, "", 0); err != nil {
+				return nil, err
+			}
 			out, err := sup().InitRun(ctx, req)
 			if err != nil {
 				return nil, err
@@ -119,8 +121,10 @@ func (s *server) changeRoutes() {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "backfill", map[string]any{"pipeline_code": in.Code, "first": in.Body.First, "last": in.Body.Last, "reason": in.Body.Reason},
-				in.Code, "", 0)
+			if err := s.record(ctx, "backfill", map[string]any{"pipeline_code": in.Code, "first": in.Body.First, "last": in.Body.Last, "reason": in.Body.Reason},
+				in.Code, "", 0); err != nil {
+				return nil, err
+			}
 			out, err := sup().Backfill(ctx, run.BackfillRequest{PipelineCode: in.Code, From: in.Body.First, To: in.Body.Last, Reason: in.Body.Reason})
 			if err != nil {
 				return nil, err
@@ -141,7 +145,9 @@ func (s *server) changeRoutes() {
 					return nil, gate.RefusedRemotely(verb.name)
 				}
 				ctx = changing(ctx)
-				s.record(ctx, verb.name, map[string]any{"pipeline_code": in.Code, "reason": in.Body.Reason}, in.Code, "", 0)
+				if err := s.record(ctx, verb.name, map[string]any{"pipeline_code": in.Code, "reason": in.Body.Reason}, in.Code, "", 0); err != nil {
+					return nil, err
+				}
 				p, err := pipeline.Find(ctx, s.p.DB, in.Code)
 				if err != nil {
 					return nil, err
@@ -161,7 +167,9 @@ func (s *server) changeRoutes() {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "cancel", map[string]any{"run_id": in.ID, "reason": in.Body.Reason}, r.PipelineCode, "", r.ID)
+			if err := s.record(ctx, "cancel", map[string]any{"run_id": in.ID, "reason": in.Body.Reason}, r.PipelineCode, "", r.ID); err != nil {
+				return nil, err
+			}
 			c, err := sup().Cancel(ctx, run.CancelRequest{PipelineCode: r.PipelineCode, RunID: r.ID, Reason: in.Body.Reason})
 			if err != nil {
 				return nil, err
@@ -176,8 +184,10 @@ func (s *server) changeRoutes() {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "mark", map[string]any{"run_id": in.ID, "task_code": in.Task, "status": in.Body.Status, "reason": in.Body.Reason,
-				"rows": in.Body.Rows, "stale": in.Body.Stale}, r.PipelineCode, in.Task, r.ID)
+			if err := s.record(ctx, "mark", map[string]any{"run_id": in.ID, "task_code": in.Task, "status": in.Body.Status, "reason": in.Body.Reason,
+				"rows": in.Body.Rows, "stale": in.Body.Stale}, r.PipelineCode, in.Task, r.ID); err != nil {
+				return nil, err
+			}
 			c, err := sup().Mark(ctx, run.MarkRequest{PipelineCode: r.PipelineCode, TaskCode: in.Task, RunID: r.ID, Status: in.Body.Status,
 				Reason: in.Body.Reason, Rows: in.Body.Rows, Stale: in.Body.Stale})
 			if err != nil {
@@ -193,8 +203,10 @@ func (s *server) changeRoutes() {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "rerun", map[string]any{"run_id": in.ID, "task_code": in.Task, "reason": in.Body.Reason, "with_downstream": in.Body.WithDownstream},
-				r.PipelineCode, in.Task, r.ID)
+			if err := s.record(ctx, "rerun", map[string]any{"run_id": in.ID, "task_code": in.Task, "reason": in.Body.Reason, "with_downstream": in.Body.WithDownstream},
+				r.PipelineCode, in.Task, r.ID); err != nil {
+				return nil, err
+			}
 			out, err := sup().Rerun(ctx, run.Request{PipelineCode: r.PipelineCode, TaskCode: in.Task, RunID: r.ID, Reason: in.Body.Reason}, in.Body.WithDownstream)
 			if err != nil {
 				return nil, err
