@@ -12,9 +12,12 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 
+	"github.com/etl-craft/etl-craft/internal/alert"
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -26,6 +29,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/mail"
+	"github.com/etl-craft/etl-craft/internal/notify"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
@@ -48,6 +52,11 @@ type Project struct {
 	set settings
 	// mail is the sender of Orchestration.Email, built at its first use.
 	mail func() (*mail.Sender, error)
+	// channels delivers to the channels of Notifications.
+	channels *notify.Notifier
+	// console is the address of the console a server of this project
+	// serves, "" while none does (see ServeConsole).
+	console atomic.Pointer[string]
 
 	once sync.Once
 	sup  *run.Supervisor
@@ -136,8 +145,8 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 			return nil, err
 		}
 	}
-	sender := mailSender(cfg)
-	p := &Project{Config: cfg, DB: db, Handlers: handlers(cfg, db, sender), mail: sender, set: set}
+	p := &Project{Config: cfg, DB: db, mail: mailSender(cfg), channels: notify.New(cfg.Notifications, cfg.Secret), set: set}
+	p.Handlers = p.handlers()
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
 		wopts.Existing = set.reading
 		p.Warehouse = pool.New(db, *wopts)
@@ -169,12 +178,47 @@ func existing(o engine.Options) error {
 // handlers are the task handlers of this build, by HANDLER value, each
 // built with what it needs: run performs attempts with them and validate
 // checks parameters with them.
-func handlers(cfg *config.Config, db *engine.DB, sender func() (*mail.Sender, error)) handler.Registry {
+func (p *Project) handlers() handler.Registry {
+	cfg, db := p.Config, p.DB
 	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db),
 		pipeline.HandlerBusinessRules: rules.New(db, cfg.Orchestration.MaxParallelTasks),
-		pipeline.HandlerEmailAlert:    email.New(db, sender, cfg.Orchestration.EnforceSLA),
-		pipeline.HandlerPython:        script.New(db, scriptOptions(cfg))}
+		pipeline.HandlerEmailAlert: email.New(db, email.Options{Mail: p.mail, Channels: p.channels, RunPage: p.RunPage,
+			EnforceSLA: cfg.Orchestration.EnforceSLA}),
+		pipeline.HandlerPython: script.New(db, scriptOptions(cfg))}
 }
+
+// ServeConsole tells the project that its server serves the console at
+// address (host:port, where it listens): alerts then link to their run's
+// page there, unless Notifications.Console_url names the address readers
+// reach it at. A server listening on every address is named by this
+// machine's host name.
+func (p *Project) ServeConsole(address string) {
+	if host, port, err := net.SplitHostPort(address); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			if name, err := os.Hostname(); err == nil {
+				address = net.JoinHostPort(name, port)
+			}
+		}
+	}
+	base := "http://" + address
+	p.console.Store(&base)
+}
+
+// ConsoleURL is the console's address alerts link to:
+// Notifications.Console_url, else the address of the console this
+// project's server serves (ServeConsole), else "".
+func (p *Project) ConsoleURL() string {
+	if u := p.Config.Notifications.ConsoleURL; u != "" {
+		return u
+	}
+	if base := p.console.Load(); base != nil {
+		return *base
+	}
+	return ""
+}
+
+// RunPage is the console's page of a run, "" when no console is known.
+func (p *Project) RunPage(runID int64) string { return alert.RunPage(p.ConsoleURL(), runID) }
 
 // scriptOptions are the PYTHON handler's settings: the interpreter, the
 // warehouse profile's schema, and the settings scripts read as task.config

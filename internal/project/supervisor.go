@@ -35,7 +35,7 @@ func (p *Project) supervisorOptions() run.Options {
 		ProjectDir:      cfg.ProjectDir,
 		Location:        o.Location,
 		AttemptLogLevel: p.set.attemptLevel,
-		OnBreach:        slaMail(cfg, p.mail),
+		OnBreach:        p.slaAlert(),
 		Logger:          p.set.log,
 	}
 	if p.set.sharedPool {

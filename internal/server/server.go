@@ -135,6 +135,9 @@ func Run(ctx context.Context, opts Options) error {
 		stopServices()
 		return err
 	}
+	if addr != "" {
+		p.ServeConsole(addr)
+	}
 	s.log.Info("the server is the overseer", "overseer_id", heartbeat.ID(), "pool", p.Config.Orchestration.MaxParallelTasks)
 	if opts.Started != nil {
 		opts.Started(heartbeat.ID(), addr)
