@@ -109,11 +109,16 @@ func mergeSource(lane int) string {
 // scripts are the workload's ingestion scripts. load.py hands the engine
 // rows of (lane, n) with task.load — the same rows in every lane when
 // "same" is set; more than 5,000 cross the pipe as COPY text after a first
-// JSON batch, which DuckDB loads through its parallel table function.
+// JSON batch, which DuckDB loads through its parallel table function. With
+// a "barrier" folder it then waits for "meet" scripts to have staged their
+// rows, so that their loads publish together.
 // write.py replaces its lane's rows of main.py_wh through
 // task.warehouse(), in one transaction.
 var scripts = map[string]string{
-	"load.py": `from etl_craft.scripting import ScriptResult
+	"load.py": `import os
+import time
+
+from etl_craft.scripting import ScriptResult
 
 
 def run(task):
@@ -121,6 +126,12 @@ def run(task):
     lane = 0 if p.get("same") else p["lane"]
     rows = ({"lane": lane, "n": i} for i in range(p["rows"]))
     task.load(p["table"], rows, mode=p["mode"])
+    barrier = p.get("barrier")
+    if barrier:
+        open(os.path.join(barrier, str(p["lane"])), "w").close()
+        deadline = time.time() + 60
+        while len(os.listdir(barrier)) < p["meet"] and time.time() < deadline:
+            time.sleep(0.01)
     return ScriptResult(p["rows"])
 `,
 	"write.py": `from etl_craft.scripting import ScriptResult

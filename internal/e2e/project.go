@@ -24,19 +24,32 @@ import (
 type Pair struct {
 	Engine    engine.Kind
 	Warehouse warehouse.Kind
+	// SameDatabase puts a PostgreSQL warehouse in the PostgreSQL Engine
+	// DB's own database (in the schema main), where script loads publish
+	// in the transaction recording the attempt.
+	SameDatabase bool
 }
 
 // The pairs of databases the black-box tests run on.
 var (
-	SQLiteDuckDB     = Pair{engine.SQLite, warehouse.DuckDB}
-	SQLitePostgres   = Pair{engine.SQLite, warehouse.Postgres}
-	PostgresPostgres = Pair{engine.Postgres, warehouse.Postgres}
+	SQLiteDuckDB     = Pair{engine.SQLite, warehouse.DuckDB, false}
+	SQLitePostgres   = Pair{engine.SQLite, warehouse.Postgres, false}
+	PostgresPostgres = Pair{engine.Postgres, warehouse.Postgres, false}
 	// Pairs lists them, the default pair first.
 	Pairs = []Pair{SQLiteDuckDB, SQLitePostgres, PostgresPostgres}
+	// OnePostgres is a PostgreSQL warehouse in the Engine DB's database.
+	OnePostgres = Pair{engine.Postgres, warehouse.Postgres, true}
 )
 
-// String names the pair as its subtests are named: sqlite+duckdb.
-func (p Pair) String() string { return string(p.Engine) + "+" + string(p.Warehouse) }
+// String names the pair as its subtests are named: sqlite+duckdb, or
+// postgres+postgres-one-database.
+func (p Pair) String() string {
+	s := string(p.Engine) + "+" + string(p.Warehouse)
+	if p.SameDatabase {
+		s += "-one-database"
+	}
+	return s
+}
 
 // usesPostgres reports whether either database is PostgreSQL.
 func (p Pair) usesPostgres() bool {
@@ -127,7 +140,12 @@ func New(t testing.TB, pair Pair, extra string) *Project {
 	section := DuckDBWarehouse
 	if pair.Warehouse == warehouse.Postgres {
 		var env []string
-		section, env, p.WarehouseURL = PGWarehouse(t, Schema)
+		if pair.SameDatabase && pair.Engine == engine.Postgres {
+			p.WarehouseURL = p.Engine.DSN
+			section, env = pgWarehouseSection(t, p.WarehouseURL, Schema)
+		} else {
+			section, env, p.WarehouseURL = PGWarehouse(t, Schema)
+		}
 		p.Env = append(p.Env, env...)
 		db := open(t, "pgx", p.WarehouseURL)
 		MustExec(t, db, "CREATE SCHEMA "+Schema)
@@ -155,10 +173,18 @@ func ConnectorYAML(engineBlock, warehouseSection string) string {
 func PGWarehouse(t testing.TB, schema string) (section string, env []string, raw string) {
 	t.Helper()
 	raw = enginetest.NewPGDatabase(t)
+	section, env = pgWarehouseSection(t, raw, schema)
+	return section, env, raw
+}
+
+// pgWarehouseSection is the Warehouse section of the PostgreSQL database
+// at raw with the schema, and the environment its secret needs.
+func pgWarehouseSection(t testing.TB, raw, schema string) (section string, env []string) {
+	t.Helper()
 	host, path, user, pw := pgParts(t, raw)
 	section = fmt.Sprintf("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: %s\n    auth_mode: password\n    user: %s\n    secret: WAREHOUSE_SECRET\n",
 		host, path, schema, user)
-	return section, []string{"WAREHOUSE_SECRET=" + pw}, raw
+	return section, []string{"WAREHOUSE_SECRET=" + pw}
 }
 
 // pgParts splits a PostgreSQL URL into what a craft-connector.yml names.
