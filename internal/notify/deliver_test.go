@@ -196,4 +196,10 @@ func TestTheWebhookDocumentAndItsHeaders(t *testing.T) {
 	if doc.DeliveryID == plainR.Got()[0].Header.Get(notify.HeaderDelivery) {
 		t.Error("two channels share a delivery id")
 	}
+	// The id is what the alert says, whatever the console's address.
+	moved := message(3, "boom")
+	moved.Link = "http://127.0.0.1:9/runs/42"
+	if notify.DeliveryID(moved, "signed") != doc.DeliveryID || notify.DeliveryID(message(3, "bang"), "signed") == doc.DeliveryID {
+		t.Error("the delivery id depends on the link, or not on the alert")
+	}
 }

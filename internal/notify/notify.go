@@ -119,9 +119,13 @@ func (n *Notifier) Send(ctx context.Context, log *slog.Logger, m *alert.Message,
 
 // DeliveryID is the id of m's delivery to a channel: the same for every
 // try and every attempt that sends the same alert to it, so that a receiver
-// can drop a copy (see the X-Etl-Craft-Delivery header).
+// can drop a copy (see the X-Etl-Craft-Delivery header). It is a hash of
+// what the alert says, the link to the console left out (a restarted
+// server may serve the console elsewhere).
 func DeliveryID(m *alert.Message, channel string) string {
+	said := *m
+	said.Link = ""
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%s\x00%s", m.Event, m.Run.ID, m.AlertTask, channel, m.Subject, m.Text())
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%s\x00%s", m.Event, m.Run.ID, m.AlertTask, channel, m.Subject, said.Text())
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }

@@ -41,11 +41,35 @@ type Receiver struct {
 	requests []Request
 	// got is signalled on each request.
 	got chan struct{}
+	// inFlight and peak count the requests being answered, now and at
+	// most.
+	inFlight, peak int
+	// hold, when set, is how many requests must be in flight before any is
+	// answered; release is closed once they are.
+	hold    int
+	release chan struct{}
+}
+
+// HoldUntil makes the receiver hold its answers until n requests are in
+// flight at once, or a minute has passed, then answer them all; the
+// requests after those are answered at once. It shows that n deliveries
+// run at the same time (see Peak).
+func (r *Receiver) HoldUntil(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hold, r.release = n, make(chan struct{})
+}
+
+// Peak is the most requests the receiver has been answering at once.
+func (r *Receiver) Peak() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.peak
 }
 
 // Start starts a receiver over http, closed at the end of the test.
 func Start(t testing.TB, script ...Reply) *Receiver {
-	r := &Receiver{script: script, got: make(chan struct{}, 1)}
+	r := &Receiver{script: script, got: make(chan struct{}, 1), release: released()}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)
 	return r
@@ -54,10 +78,17 @@ func Start(t testing.TB, script ...Reply) *Receiver {
 // StartTLS starts a receiver over https, with a certificate of its own
 // (CAFile writes it for a channel's ca_file).
 func StartTLS(t testing.TB, script ...Reply) *Receiver {
-	r := &Receiver{script: script, got: make(chan struct{}, 1)}
+	r := &Receiver{script: script, got: make(chan struct{}, 1), release: released()}
 	r.Server = httptest.NewTLSServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)
 	return r
+}
+
+// released is a closed channel: no hold.
+func released() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
@@ -68,7 +99,24 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if len(r.script) > 0 {
 		a, r.script = r.script[0], r.script[1:]
 	}
+	r.inFlight++
+	r.peak = max(r.peak, r.inFlight)
+	release := r.release
+	if r.hold > 0 && r.inFlight >= r.hold {
+		close(r.release)
+		r.hold = 0
+	}
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.inFlight--
+		r.mu.Unlock()
+	}()
+	select {
+	case <-release:
+	case <-time.After(time.Minute):
+	case <-req.Context().Done():
+	}
 	select {
 	case r.got <- struct{}{}:
 	default:
