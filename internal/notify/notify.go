@@ -68,12 +68,17 @@ func (n *Notifier) WithBackoff(d time.Duration) *Notifier {
 // Settings are the notifier's Notifications settings.
 func (n *Notifier) Settings() config.Notifications { return n.settings }
 
-// Unknown returns a problem for each name no channel has.
+// Unknown returns a problem for each name no channel has. A nil Notifier
+// has no channels.
 func (n *Notifier) Unknown(names []string) []string {
+	var settings config.Notifications
+	if n != nil {
+		settings = n.settings
+	}
 	var out []string
 	for _, name := range names {
-		if _, ok := n.settings.Channel(name); !ok {
-			out = append(out, n.settings.UnknownChannel(name))
+		if _, ok := settings.Channel(name); !ok {
+			out = append(out, settings.UnknownChannel(name))
 		}
 	}
 	return out

@@ -101,7 +101,7 @@ func (h emailHandler) readSpec(params map[string]string) (spec, []string, []stri
 			failures = append(failures, fmt.Sprintf("%s lists %q, which is not an address or Name <address>", ParamTo, to))
 		}
 	}
-	for _, problem := range h.unknownChannels(s.channels) {
+	for _, problem := range h.opts.Channels.Unknown(s.channels) {
 		failures = append(failures, ParamChannels+" names "+problem)
 	}
 	if strings.TrimSpace(params[ParamSubject]) == "" {
@@ -131,18 +131,6 @@ func (h emailHandler) readSpec(params map[string]string) (spec, []string, []stri
 	}
 	slices.Sort(warnings)
 	return s, failures, warnings
-}
-
-// unknownChannels says, for each name no channel of Notifications has, why.
-func (h emailHandler) unknownChannels(names []string) []string {
-	if h.opts.Channels == nil {
-		var out []string
-		for _, n := range names {
-			out = append(out, "no channel is named "+n+": craft-connector.yml has no Notifications.Channels")
-		}
-		return out
-	}
-	return h.opts.Channels.Unknown(names)
 }
 
 // pipeList splits a pipe-separated list, trimming each item and dropping
