@@ -194,6 +194,25 @@ UPDATE CFG_PIPELINES SET PIPELINE_PARAMETERS = '{"NOTIFY_CHANNELS": ["pager"]}' 
 	noSecret(t, "the server's log", s.Stderr())
 }
 
+// validate fails a pipeline whose SLA breaches go to a channel
+// Notifications has not (PIPELINE_PARAMETERS.NOTIFY_CHANNELS), naming the
+// nearest channel, as it fails an alert task's unknown NOTIFY_CHANNELS.
+func TestValidateChecksTheChannelsOfSLABreaches(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, engine.SQLite, "")
+	withChannels(t, p, nil, "")
+	p.OK("setup")
+	p.Register("0001_sla", e2e.Pipeline("PAGED", e2e.CreateTable("load", "main.t", "SELECT 1 AS k"))+
+		`UPDATE CFG_PIPELINES SET PIPELINE_PARAMETERS = '{"NOTIFY_CHANNELS": ["pagr"]}' WHERE PIPELINE_CODE = 'PAGED';
+`)
+	r := p.Run(nil, "validate")
+	want := "[FAIL] PAGED: CFG_PIPELINES.PIPELINE_PARAMETERS of PAGED: NOTIFY_CHANNELS names no channel is named pagr " +
+		"in Notifications.Channels (data-team, oncall, pager); did you mean pager?\n"
+	if r.Code != 1 || !strings.Contains(r.Stdout, want) {
+		t.Errorf("validate exited %d:\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
 // doctor checks each channel without sending an alert: Slack's URL answers
 // a dry request, the others are resolved and reached over TLS only; a
 // channel whose variable is not set fails; no line shows a URL's secret

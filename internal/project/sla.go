@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/etl-craft/etl-craft/internal/alert"
 	"github.com/etl-craft/etl-craft/internal/dag"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/mail"
+	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
@@ -27,25 +30,24 @@ func (p *Project) slaAlert() func(context.Context, run.Breach) error {
 		return nil
 	}
 	return func(ctx context.Context, b run.Breach) error {
+		// A setting that cannot be used loses none of the destinations
+		// the others give.
+		var errs []error
 		to, err := dag.EmailRecipients(b.Pipeline, cfg.Orchestration)
 		if err != nil {
-			return err
+			errs = append(errs, err)
 		}
-		channels, err := dag.NotifyChannels(b.Pipeline, cfg.Notifications.SLAChannels)
+		channels, err := p.slaChannels(b.Pipeline)
 		if err != nil {
-			return err
-		}
-		if problems := p.channels.Unknown(channels); len(problems) > 0 {
-			return exit.Errorf(exit.Metadata, "CFG_PIPELINES.PIPELINE_PARAMETERS of %s: NOTIFY_CHANNELS names %s", b.Pipeline.Code, problems[0])
+			errs = append(errs, err)
 		}
 		if len(to) == 0 && len(channels) == 0 {
-			return exit.Errorf(exit.Configuration,
+			return errors.Join(append(errs, exit.Errorf(exit.Configuration,
 				"pipeline %s passed its SLA but has no one to tell: set EMAIL_RECIPIENTS or NOTIFY_CHANNELS in its PIPELINE_PARAMETERS, "+
-					"or Orchestration.Email_recipients or Notifications.Sla_channels in %s", b.Pipeline.Code, cfg.Path)
+					"or Orchestration.Email_recipients or Notifications.Sla_channels in %s", b.Pipeline.Code, cfg.Path))...)
 		}
 		msg := alert.Breached(b.Pipeline, p.breachedRun(ctx, b), alert.Breach{Hours: b.Pipeline.SLAHours.Float64, Start: b.Start, At: b.At, Live: b.Live},
 			p.RunPage(b.RunID))
-		var errs []error
 		if len(to) > 0 {
 			errs = append(errs, p.slaEmail(ctx, msg, to))
 		}
@@ -56,6 +58,38 @@ func (p *Project) slaAlert() func(context.Context, run.Breach) error {
 		}
 		return errors.Join(errs...)
 	}
+}
+
+// slaChannels are the channels of the pipeline's SLA breaches that exist:
+// its PIPELINE_PARAMETERS.NOTIFY_CHANNELS, else Notifications.Sla_channels.
+// The error names what cannot be used: a parameter that is no list of
+// names (Sla_channels are used instead, as Orchestration.Email_recipients
+// are for an EMAIL_RECIPIENTS that is no list), or a name no channel has.
+func (p *Project) slaChannels(pl pipeline.Pipeline) ([]string, error) {
+	channels, err := dag.NotifyChannels(pl, p.Config.Notifications.SLAChannels)
+	if err != nil {
+		return channels, err
+	}
+	problems := p.channels.Unknown(channels)
+	if len(problems) == 0 {
+		return channels, nil
+	}
+	known := slices.DeleteFunc(slices.Clone(channels), func(name string) bool {
+		_, ok := p.Config.Notifications.Channel(name)
+		return !ok
+	})
+	return known, exit.Errorf(exit.Metadata, "CFG_PIPELINES.PIPELINE_PARAMETERS of %s: NOTIFY_CHANNELS names %s",
+		pl.Code, strings.Join(problems, "; "))
+}
+
+// CheckPipeline returns, for validate, what is wrong with the pipeline's
+// settings that the project's configuration decides: the channels of its
+// SLA breaches.
+func (p *Project) CheckPipeline(pl pipeline.Pipeline) []string {
+	if _, err := p.slaChannels(pl); err != nil {
+		return []string{err.Error()}
+	}
+	return nil
 }
 
 // breachedRun reads the breached run; what the breach says of it when it
