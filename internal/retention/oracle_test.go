@@ -39,12 +39,12 @@ type state struct {
 }
 
 type runRow struct {
-	pipeline         int64
-	status, trigger  string
-	key              string
-	end              *time.Time
-	backfill, ended  bool
-	taskRuns         []int64
+	pipeline        int64
+	status, trigger string
+	key             string
+	end             *time.Time
+	backfill, ended bool
+	taskRuns        []int64
 }
 
 type taskRunRow struct {

@@ -154,8 +154,8 @@ func (r rules) protected(a *args) string {
 		latestEnded,
 		"(r.BACKFILL = 'N' AND NOT EXISTS (SELECT 1 FROM AUD_PIPELINES_RUN_LOG n WHERE n.PIPELINE_ID = r.PIPELINE_ID AND n.PIPELINE_RUN_ID > r.PIPELINE_RUN_ID AND " +
 			"n.STATUS IN (" + records.SQLEndedRuns + ") AND n.BACKFILL = 'N'))",
-		"(1 = 0 AND NOT EXISTS (SELECT 1 FROM AUD_PIPELINES_RUN_LOG n WHERE n.PIPELINE_ID = r.PIPELINE_ID AND n.TRIGGER_KIND = " +
-			records.SQL(records.TriggerSchedule) + " AND n.RUN_KEY > r.RUN_KEY))",
+		"(r.TRIGGER_KIND = " + records.SQL(records.TriggerSchedule) + " AND NOT EXISTS (SELECT 1 FROM AUD_PIPELINES_RUN_LOG n WHERE n.PIPELINE_ID = r.PIPELINE_ID" +
+			" AND n.TRIGGER_KIND = " + records.SQL(records.TriggerSchedule) + " AND n.RUN_KEY > r.RUN_KEY))",
 		"(r.BACKFILL = 'N' AND EXISTS (SELECT 1 FROM AUD_TASK_RUN_LOG t WHERE t.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID AND t.STATUS IN (" + records.SQLEndedTasks + ")" +
 			" AND NOT EXISTS (SELECT 1 FROM AUD_TASK_RUN_LOG n JOIN AUD_PIPELINES_RUN_LOG nr ON nr.PIPELINE_RUN_ID = n.PIPELINE_RUN_ID" +
 			" WHERE n.TASK_ID = t.TASK_ID AND n.TASK_RUN_ID > t.TASK_RUN_ID AND n.STATUS IN (" + records.SQLEndedTasks + ") AND nr.BACKFILL = 'N')))",
