@@ -19,7 +19,6 @@ package retention
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -255,7 +254,7 @@ func Purge(ctx context.Context, db *engine.DB, opts Options) (Result, error) {
 		}
 		res.Vacuumed = true
 	}
-	log.Info(fmt.Sprintf("purge %s deleted %d row(s) in %d batch(es) and %d log file(s)", res.ID, res.Rows(), res.Batches, res.LogFiles),
+	log.Info(res.Summary(),
 		"purge_id", res.ID, "rows", res.Rows(), "batches", res.Batches, "log_files", res.LogFiles, "kept_runs", res.Kept)
 	return res, nil
 }
