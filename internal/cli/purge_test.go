@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
 
@@ -68,7 +70,7 @@ func TestPurgeDryRunArchiveAndDeletesKeepingTheLatestRun(t *testing.T) {
 		if err := jsonUnmarshal(r.Stdout, &doc); err != nil {
 			t.Fatalf("%v: %s", err, r.Stdout)
 		}
-		if doc.Schema != "etl-craft/purge/1" || doc.DryRun || doc.LogFiles != 2 || doc.Batches != 1 || doc.ArchiveDir != archive {
+		if doc.Schema != "etl-craft/purge/1" || doc.DryRun || doc.LogFiles != 2 || doc.Batches < 1 || doc.Retention["runs"] != "1s" || doc.Retention["interventions"] != "forever" || doc.ArchiveDir != archive {
 			t.Fatalf("the purge's document: %+v", doc)
 		}
 		byTable := map[string]report.PurgedTable{}
@@ -109,5 +111,75 @@ func TestPurgeDryRunArchiveAndDeletesKeepingTheLatestRun(t *testing.T) {
 			t.Fatalf("the second purge: %s", r.Stdout)
 		}
 		e2e.WantExit(t, p.Run(nil, "purge", "--older-than", "soon"), 2, `--older-than: "soon" is not an age`)
+	})
+}
+
+// Two purges run while a server runs eight pipelines at once, each of two
+// tasks: every run succeeds with all its tasks, both purges finish, one
+// after the other, and what they delete is old history only.
+func TestPurgesAlongsideAServerRunningEightPipelines(t *testing.T) {
+	t.Parallel()
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
+		p := newProject(t, kind, "")
+		p.OK("init-db")
+		var codes []string
+		for i := 1; i <= 8; i++ {
+			code := fmt.Sprintf("P%d", i)
+			codes = append(codes, code)
+			p.Register(fmt.Sprintf("%04d_%s", i, strings.ToLower(code)), e2e.Pipeline(code,
+				e2e.CreateTable("a", "main."+strings.ToLower(code)+"_a", "SELECT 1 AS n"),
+				e2e.CreateTable("b", "main."+strings.ToLower(code)+"_b", "SELECT n FROM main."+strings.ToLower(code)+"_a", "a:SUCCESS")))
+		}
+		token := p.Token("ops", "operator")
+		s := p.StartServer()
+		db := p.DB()
+		var old []int64
+		for range 2 {
+			var wave []int64
+			for _, code := range codes {
+				wave = append(wave, s.Trigger(token, code))
+			}
+			e2e.WaitRunsEnded(t, db, wave...)
+			old = append(old, wave...)
+		}
+		time.Sleep(1100 * time.Millisecond) // the first waves' ages pass one second
+
+		var running []int64
+		for _, code := range codes {
+			running = append(running, s.Trigger(token, code))
+		}
+		results := make(chan e2e.Result, 2)
+		for range 2 {
+			go func() { results <- p.Run(nil, "purge", "--older-than", "1s") }()
+		}
+		for range 2 {
+			if r := <-results; r.Code != 0 {
+				t.Fatalf("a purge beside the server exited %d: %s", r.Code, r.Stderr)
+			}
+		}
+		for id, status := range e2e.WaitRunsEnded(t, db, running...) {
+			if status != records.RunSuccess {
+				t.Errorf("run %d beside the purges ended %s", id, status)
+			}
+		}
+		for _, id := range running {
+			if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_TASK_RUN_LOG WHERE PIPELINE_RUN_ID = $1 AND STATUS = 'SUCCESS'", id); n != 2 {
+				t.Errorf("run %d beside the purges has %d successful task runs, want 2", id, n)
+			}
+		}
+		// The first wave is older than a later ended run of its pipeline:
+		// gone, with its task runs.
+		for _, id := range old[:8] {
+			if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_TASK_RUN_LOG WHERE PIPELINE_RUN_ID = $1", id) +
+				e2e.Count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", id); n != 0 {
+				t.Errorf("the old run %d keeps %d row(s)", id, n)
+			}
+		}
+		if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_ACTIONS WHERE COMMAND = 'purge'"); n != 2 {
+			t.Errorf("%d purges recorded, want 2", n)
+		}
+		if code := s.Stop(); code != 0 {
+			t.Fatalf("the server exited %d: %s", code, s.Stderr())
+		}
 	})
 }

@@ -7,10 +7,10 @@ type Purge struct {
 	// PurgeID names the purge in its archive files and its AUD_ACTIONS row.
 	PurgeID string `json:"purge_id"`
 	DryRun  bool   `json:"dry_run"`
-	// RetentionDays holds, per kind of history (runs, logs, actions,
-	// metadata_changes, interventions), how many days it is kept; 0 keeps
-	// it forever.
-	RetentionDays map[string]int64 `json:"retention_days"`
+	// Retention holds, per kind of history (runs, logs, actions,
+	// metadata_changes, interventions), how long it is kept: an age such
+	// as 400d or 12h0m0s, or forever.
+	Retention map[string]string `json:"retention"`
 	// Cutoffs holds, per kind kept for a time, the moment before which it
 	// goes.
 	Cutoffs map[string]Instant `json:"cutoffs"`

@@ -240,10 +240,10 @@ func TestPurgesKeepTheRulesMirrorsAndArchive(t *testing.T) {
 	}
 }
 
-// checkPurge fails unless after is what the model keeps of before with
-// the purge's cut-offs, and the purge's result counts what went. The
-// purge's own AUD_ACTIONS row is new, and not compared.
-func checkPurge(t *testing.T, what string, before, after state, res retention.Result, logDir string) {
+// checkKept fails unless after is what the model keeps of before with the
+// cut-offs, and returns after's keys. AUD_ACTIONS rows newer than before's
+// (the purges' own) are not compared.
+func checkKept(t *testing.T, what string, before, after state, cutoffs map[retention.Kind]time.Time, logDir string) map[string][]string {
 	t.Helper()
 	newest := int64(0)
 	for id := range before.actions {
@@ -254,7 +254,7 @@ func checkPurge(t *testing.T, what string, before, after state, res retention.Re
 			delete(after.actions, id)
 		}
 	}
-	want := before.expected(res.Cutoffs, logDir)
+	want := before.expected(cutoffs, logDir)
 	got, keep := after.keys(), want.keys()
 	for _, table := range append(retention.Tables(), "log files") {
 		if !slices.Equal(got[table], keep[table]) {
@@ -262,6 +262,15 @@ func checkPurge(t *testing.T, what string, before, after state, res retention.Re
 				minus(map[string][]string{table: got[table]}, keep), minus(map[string][]string{table: keep[table]}, got))
 		}
 	}
+	return got
+}
+
+// checkPurge fails unless after is what the model keeps of before with
+// the purge's cut-offs, and the purge's result counts what went. The
+// purge's own AUD_ACTIONS row is new, and not compared.
+func checkPurge(t *testing.T, what string, before, after state, res retention.Result, logDir string) {
+	t.Helper()
+	got := checkKept(t, what, before, after, res.Cutoffs, logDir)
 	gone := minus(before.keys(), got)
 	for _, tb := range res.Tables {
 		if tb.Rows != int64(len(gone[tb.Name])) {

@@ -34,11 +34,10 @@ func ParseAge(text string) (time.Duration, error) {
 
 // Report returns the purge/1 document of the result.
 func (r Result) Report() report.Purge {
-	doc := report.Purge{Schema: report.SchemaPurge, PurgeID: r.ID, DryRun: r.DryRun, RetentionDays: map[string]int64{},
+	doc := report.Purge{Schema: report.SchemaPurge, PurgeID: r.ID, DryRun: r.DryRun, Retention: r.Policy.texts(),
 		Cutoffs: map[string]report.Instant{}, Tables: []report.PurgedTable{}, Rows: r.Rows(), LogFiles: r.LogFiles,
 		Batches: r.Batches, KeptRuns: r.Kept, ArchiveDir: r.ArchiveDir, Vacuumed: r.Vacuumed}
 	for _, k := range Kinds {
-		doc.RetentionDays[string(k)] = int64(r.Policy[k] / Day)
 		if at, ok := r.Cutoffs[k]; ok {
 			doc.Cutoffs[string(k)] = report.Instant{Time: at}
 		}
@@ -63,4 +62,25 @@ func (r Result) Summary() string {
 		s += "; archived in " + r.ArchiveDir
 	}
 	return s
+}
+
+// AgeText writes a retention as ParseAge reads it (30d, 12h0m0s), or
+// "forever" for none.
+func AgeText(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "forever"
+	case d%Day == 0:
+		return strconv.FormatInt(int64(d/Day), 10) + "d"
+	}
+	return d.String()
+}
+
+// texts returns the retention of every kind as AgeText writes it.
+func (p Policy) texts() map[string]string {
+	out := map[string]string{}
+	for _, k := range Kinds {
+		out[string(k)] = AgeText(p[k])
+	}
+	return out
 }

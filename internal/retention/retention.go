@@ -78,9 +78,9 @@ func (p Policy) OlderThan(d time.Duration) Policy {
 	return out
 }
 
-// cutoffs returns, per kind kept for a time, the moment before which it
+// Cutoffs returns, per kind kept for a time, the moment before which it
 // goes.
-func (p Policy) cutoffs(now time.Time) map[Kind]time.Time {
+func (p Policy) Cutoffs(now time.Time) map[Kind]time.Time {
 	out := map[Kind]time.Time{}
 	for k, v := range p {
 		if v > 0 {
@@ -201,7 +201,7 @@ func Purge(ctx context.Context, db *engine.DB, opts Options) (Result, error) {
 		now = time.Now()
 	}
 	res := Result{ID: now.UTC().Format("20060102T150405Z"), DryRun: opts.DryRun, Policy: maps.Clone(opts.Policy),
-		Cutoffs: opts.Policy.cutoffs(now)}
+		Cutoffs: opts.Policy.Cutoffs(now)}
 	held, err := lock.Acquire(ctx, db, Lock, 0)
 	if err != nil {
 		return res, err
@@ -276,7 +276,7 @@ func tablesOf(rows map[string]int64, files map[string]string) []Table {
 }
 
 // record records the purge's request in AUD_ACTIONS, with its plan: the
-// purge's id, the retention of each kind in days (0 keeps it forever), the
+// purge's id, the retention of each kind (AgeText), the
 // archive folder and the rows planned per table.
 func record(ctx context.Context, db *engine.DB, opts Options, res Result, planned map[string]int64) error {
 	req := opts.Request
@@ -287,15 +287,11 @@ func record(ctx context.Context, db *engine.DB, opts Options, res Result, planne
 	if args == nil {
 		args = map[string]any{}
 	}
-	kept := map[string]any{}
-	for _, k := range Kinds {
-		kept[string(k)] = int64(res.Policy[k] / Day)
-	}
 	rows := map[string]any{}
 	for _, name := range slices.Sorted(maps.Keys(planned)) {
 		rows[name] = planned[name]
 	}
-	args["purge_id"], args["retention_days"], args["planned_rows"] = res.ID, kept, rows
+	args["purge_id"], args["retention"], args["planned_rows"] = res.ID, res.Policy.texts(), rows
 	if res.ArchiveDir != "" {
 		args["archive_dir"] = res.ArchiveDir
 	}
