@@ -45,8 +45,8 @@ type Retention struct {
 	ArchiveTo string
 }
 
-// defaultRetention is the Retention of a file without the section.
-func defaultRetention() Retention {
+// DefaultRetention is the Retention of a file without the section.
+func DefaultRetention() Retention {
 	return Retention{RunsDays: DefaultRunsDays, LogsDays: DefaultLogsDays, ActionsDays: DefaultActionsDays,
 		MetadataChangesDays: DefaultMetadataChangesDays, InterventionsDays: DefaultInterventionsDays}
 }
@@ -73,13 +73,13 @@ func ParseClock(text string) (after time.Duration, ok bool) {
 // retention reads the optional Retention section; without it every kind has
 // its default and the server does not purge.
 func (l *loader) retention(cfg *Config, top *mapping) error {
-	cfg.Retention = defaultRetention()
+	cfg.Retention = DefaultRetention()
 	s, err := l.optionalSection(top, "Retention", retentionKeys)
 	if err != nil || s == nil {
 		return err
 	}
 	f := s.fields
-	r := defaultRetention()
+	r := DefaultRetention()
 	r.Profile = s.profile
 	days := []struct {
 		key  string

@@ -9,7 +9,7 @@ import (
 
 func TestRetention(t *testing.T) {
 	cfg := mustLoad(t, minimal)
-	if !reflect.DeepEqual(cfg.Retention, defaultRetention()) || cfg.Retention.RunsDays != 400 || cfg.Retention.LogsDays != 90 ||
+	if !reflect.DeepEqual(cfg.Retention, DefaultRetention()) || cfg.Retention.RunsDays != 400 || cfg.Retention.LogsDays != 90 ||
 		cfg.Retention.InterventionsDays != 0 || cfg.Retention.DailyAt != nil {
 		t.Errorf("without the section: %+v", cfg.Retention)
 	}
