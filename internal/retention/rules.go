@@ -116,7 +116,7 @@ var standalones = []standalone{
 // scheduleNote is the condition on an intervention i that it is the note a
 // schedule tick made with its run: part of the run, not an operator's
 // change, which goes with the run whatever the interventions' retention.
-const scheduleNote = "(i.ACTION = " + "'" + string(records.InterventionNewRun) + "'" +
+var scheduleNote = "(i.ACTION = " + records.SQL(records.InterventionNewRun) +
 	" AND i.REQUESTED_BY_KIND = '" + string(actor.Schedule) + "')"
 
 // oldRuns is the condition on a run r that it ended before the runs'
