@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
@@ -93,9 +94,23 @@ func (d *deleter) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if i+1 < len(d.plan.batches) && d.db.Capabilities().SingleWriter {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(yieldAfterBatch):
+			}
+		}
 	}
 	return nil
 }
+
+// yieldAfterBatch is how long a purge of a SingleWriter Engine DB (SQLite)
+// waits after each batch: the longest sleep of SQLite's busy handler, so
+// that a writer of another process waiting for the write lock (a running
+// task's) takes it before the next batch does, and waits at most one batch.
+// Within the process, writers queue in order (engine's writer lock).
+const yieldAfterBatch = 100 * time.Millisecond
 
 // rows deletes rows of a table by id.
 func (d *deleter) rows(ctx context.Context, tx *engine.Tx, t table, ids []int64, bd *done) error {
