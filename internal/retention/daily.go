@@ -76,8 +76,8 @@ func (d *Daily) purge(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// Stop ends the service, waiting for a purge under way to stop at its
-// next batch.
+// Stop ends the service, waiting for a purge under way to stop (the
+// batches it committed stay deleted).
 func (d *Daily) Stop() {
 	if d.cancel != nil {
 		d.cancel()
