@@ -118,7 +118,7 @@ func mails(t *testing.T, srv *mailtest.Server, skip int) map[string]mailtest.Par
 // then the mart, whose flaky feed fails its first run (its watcher and its
 // alert say so), and whose second run succeeds: the run is SUCCESS, and so
 // is its alert, though the watcher had nothing to watch; then the export,
-// past its SLA, says BREACHED in its result line.
+// past its SLA, says BREACHED in its e2e.Result line.
 func TestTheDemoRunsAsTheReferenceExpects(t *testing.T) {
 	t.Parallel()
 	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
@@ -181,7 +181,7 @@ func TestTheDemoRunsAsTheReferenceExpects(t *testing.T) {
 			t.Errorf("validate after the runs:\n%s", r.Stdout)
 		}
 
-		// The export overruns its time limit and its SLA: the result line
+		// The export overruns its time limit and its SLA: the e2e.Result line
 		// says BREACHED, as the reference's does, and so does its document.
 		sent = len(srv.Messages())
 		export := p.Run(nil, "run", "--pipeline_code", "SUPPORT_EXPORT", "--format", "json")
