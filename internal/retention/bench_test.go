@@ -122,7 +122,7 @@ func fillHistory(b *testing.B, db *engine.DB, attempts int) [2]int64 {
 		from, to int
 		at       any
 	}{{1, runs / 2, old}, {runs/2 + 1, runs, recent}} {
-		exec(`WITH RECURSIVE s(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM s WHERE i < $2)
+		exec(`WITH RECURSIVE s(i) AS (SELECT CAST($1 AS INTEGER) UNION ALL SELECT i + 1 FROM s WHERE i < $2)
 			INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_KEY, TRIGGER_KIND, START_DATE, END_DATE, BACKFILL)
 			SELECT `+first+` + s.i % `+strconv.Itoa(benchPipelines)+`, 'SUCCESS', 'manual:' || s.i, 'MANUAL', $3, $3, 'N' FROM s`,
 			half.from, half.to, half.at)
