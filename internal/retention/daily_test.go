@@ -75,8 +75,8 @@ func TestTheDailyPurgeLogsItsOutcomeAndGoesOnAfterAFailure(t *testing.T) {
 				{filepath.Join(t.TempDir(), "archive"), `level=INFO msg="purge `},
 			} {
 				var out lockedBuffer
-				// Daily_at is two or three seconds away: the service purges then.
-				at := time.Now().UTC().Add(3 * time.Second).Truncate(time.Second)
+				// Daily_at is four or five seconds away: the service purges then.
+				at := time.Now().UTC().Add(5 * time.Second).Truncate(time.Second)
 				after := time.Duration(at.Hour())*time.Hour + time.Duration(at.Minute())*time.Minute + time.Duration(at.Second())*time.Second
 				d := &retention.Daily{DB: db, Zone: time.UTC, Logger: slog.New(slog.NewTextHandler(&out, nil)),
 					Retention: config.Retention{RunsDays: 400, DailyAt: &after, ArchiveTo: c.archive}}
