@@ -24,11 +24,12 @@ const (
 
 // BenchmarkPurge fills an Engine DB with ETL_CRAFT_BENCH_ATTEMPTS attempts
 // (default 1000000) with their task runs, runs and one AUD_ACTIONS row per
-// run, half of them 800 days old and half a day old, and times one purge
-// with the default retention (the old half goes), without and with an
-// archive. Meanwhile a task's Engine DB work (its task run and attempt
-// recorded, then ended: two transactions) runs in a loop; its p99 latency
-// is reported against the same work alone just before the purge.
+// run, half of them 800 days old and half a day old (then ANALYZE), and
+// times one purge with the default retention (the old half goes), without
+// and with an archive. Meanwhile a one-task run's Engine DB work (its run,
+// task run and attempt recorded, then ended: two transactions) runs in a
+// loop; its p99 latency is reported against the same work alone just
+// before the purge.
 // ETL_CRAFT_BENCH_ENGINES lists the Engine DBs (default sqlite,postgres).
 //
 //	ETL_CRAFT_BENCH_ATTEMPTS=1000000 scripts/test.sh -run '^$' -bench Purge -benchtime 1x ./internal/retention/
