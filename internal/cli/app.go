@@ -63,6 +63,7 @@ func (a *app) commands() []*cobra.Command {
 		a.generateDocsCommand(),
 		a.publishDocsCommand(),
 		a.cloneCommand(),
+		a.purgeCommand(),
 		a.validateCommand(),
 		a.doctorCommand(),
 		a.setupCommand(),

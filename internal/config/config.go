@@ -1,10 +1,10 @@
 // Package config reads craft-connector.yml: where it is (Discover), what it
 // says (Load), and the secrets it names (Config.Secret).
 //
-// The file has up to seven sections in a fixed order: Secrets, Orchestration,
-// Engine, Warehouse, Cloning, Docs_site and Notifications. A section may hold profile blocks
-// (dev, prod, any names); only the active block is read, over the section's
-// shared keys. Every setting is either the name of a variable the secrets
+// The file has up to eight sections in a fixed order: Secrets, Orchestration,
+// Engine, Warehouse, Cloning, Docs_site, Notifications and Retention. A
+// section may hold profile blocks (dev, prod, any names); only the active
+// block is read, over the section's shared keys. Every setting is either the name of a variable the secrets
 // source defines, which gives its value, or a value used as written. Secret
 // fields must name a variable: the parsed Config keeps only that name, and
 // Secret reads the value when a connection is made.
@@ -69,6 +69,8 @@ type Config struct {
 	// Notifications has no channels when the file has no Notifications
 	// section.
 	Notifications Notifications
+	// Retention holds the defaults when the file has no Retention section.
+	Retention Retention
 	// Settings records where every string setting's value came from, in the
 	// order they were read, for doctor.
 	Settings []Setting

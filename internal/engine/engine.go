@@ -296,10 +296,17 @@ func WithMigration(ctx context.Context, file string) context.Context {
 }
 
 // WithPurpose returns a context whose transactions carry a purpose, such as
-// "retention", that relaxes the append-only guards.
+// "retention" (ForPurge), that the guards read.
 func WithPurpose(ctx context.Context, purpose string) context.Context {
 	return context.WithValue(ctx, purposeKey{}, purpose)
 }
+
+// ForPurge returns a context whose transactions are a purge's (purpose
+// retention): the guards let them delete history, the append-only rows and
+// the terminal attempts, and never update it; and their deletions are not
+// logged key by key for cloning, since the purge logs the ranges of keys
+// it deleted (ChangeLog.LogRange).
+func ForPurge(ctx context.Context) context.Context { return WithPurpose(ctx, retentionPurpose) }
 
 // ScopeOf returns the guard context of ctx.
 func ScopeOf(ctx context.Context) Scope {
@@ -448,6 +455,7 @@ type dialect interface {
 	beforeAlter(ctx context.Context, tx *Tx, statement string) error
 	changeLog(schema string) ChangeLog
 	outsideTransaction(statement string) string
+	vacuum(ctx context.Context, db *DB, tables []string) error
 }
 
 // Time scans a timestamp stored by either dialect (see records.Time, where
@@ -521,3 +529,10 @@ func (tx *Tx) RefreshTriggers(ctx context.Context) error {
 // QuoteIdent quotes an identifier for either dialect ("name", with inner
 // quotes doubled).
 func QuoteIdent(name string) string { return quoteIdent(name) }
+
+// Vacuum gives the space the tables' deleted rows held back: on SQLite it
+// rewrites the whole file (VACUUM), which makes every writer wait until it
+// is done; on PostgreSQL it vacuums and analyzes each table, so that its
+// space is reused at once and its statistics are new. It runs outside any
+// transaction.
+func (db *DB) Vacuum(ctx context.Context, tables []string) error { return db.d.vacuum(ctx, db, tables) }

@@ -210,3 +210,13 @@ func (postgresDialect) copyOut(ctx context.Context, db *DB, query string, w io.W
 	}
 	return tx.Commit()
 }
+
+// vacuum vacuums and analyzes each table.
+func (postgresDialect) vacuum(ctx context.Context, db *DB, tables []string) error {
+	for _, t := range tables {
+		if _, err := db.sql.ExecContext(ctx, "VACUUM (ANALYZE) "+quoteIdent(strings.ToLower(t))); err != nil {
+			return fmt.Errorf("vacuuming %s: %w", t, err)
+		}
+	}
+	return nil
+}

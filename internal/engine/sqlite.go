@@ -298,3 +298,9 @@ func (sqliteDialect) from(table string) string { return `"main".` + quoteIdent(t
 func (sqliteDialect) copyOut(context.Context, *DB, string, io.Writer) error {
 	return errors.New("a SQLite Engine DB has no COPY: read the rows with ReadQuery")
 }
+
+// vacuum rewrites the file, giving the free pages back.
+func (sqliteDialect) vacuum(ctx context.Context, db *DB, _ []string) error {
+	_, err := db.sql.ExecContext(ctx, "VACUUM")
+	return err
+}

@@ -105,6 +105,15 @@ const (
 	TriggerStandIn      TriggerKind = "STAND_IN"
 )
 
+// InterventionAction is what an operator change to a run did
+// (AUD_RUN_INTERVENTIONS.ACTION).
+type InterventionAction string
+
+// InterventionNewRun records a run made on purpose: a schedule tick's (its
+// note, requested by the schedule), a stand-in run or a run skipped on
+// purpose.
+const InterventionNewRun InterventionAction = "NEW_RUN"
+
 // SQL returns the words as a list of SQL string literals, such as 'A', 'B',
 // for a query constant: `STATUS IN (` + SQL(RunSuccess, RunFailed) + `)`.
 func SQL[S ~string](words ...S) string { return quoted(words...) }

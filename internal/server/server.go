@@ -1,9 +1,10 @@
 // Package server is `etl-craft server`: the one overseer of an Engine DB.
 // It assembles the background services of internal/maintenance (leader
-// lock, overseer heartbeat, reconciler, schedule ticker) and runs the main
-// loop that admits QUEUED runs and executes every run it owns through the
-// supervisor's shared worker pool, until its context ends; then it winds
-// down within the shutdown grace. An optional HTTP handler (the API) is
+// lock, overseer heartbeat, reconciler, schedule ticker) and the daily
+// purge of internal/retention, and runs the main loop that admits QUEUED
+// runs and executes every run it owns through the supervisor's shared
+// worker pool, until its context ends; then it winds down within the
+// shutdown grace. An optional HTTP handler (the API) is
 // served beside it.
 package server
 
@@ -21,6 +22,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/maintenance"
 	"github.com/etl-craft/etl-craft/internal/project"
+	"github.com/etl-craft/etl-craft/internal/retention"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -116,6 +118,8 @@ func Run(ctx context.Context, opts Options) error {
 	services := []maintenance.Service{leader, heartbeat,
 		&maintenance.Reconciler{Supervisor: s.sup, Logger: s.log, Released: s.Wake},
 		&maintenance.Ticker{DB: s.db, Zone: p.Config.Orchestration.Location, Logger: s.log, Queued: s.Wake},
+		&retention.Daily{DB: s.db, Retention: p.Config.Retention, LogDir: p.Config.Orchestration.LogDir,
+			Zone: p.Config.Orchestration.Location, Logger: s.log},
 	}
 	var started []maintenance.Service
 	stopServices := func() {
