@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/etl-craft/etl-craft/internal/console"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/server"
 	"github.com/etl-craft/etl-craft/internal/server/api"
@@ -16,7 +17,8 @@ func (a *app) serverCommand() *cobra.Command {
 			"pipelines as a QUEUED run (RUN_KEY schedule:<UTC instant>), admits the oldest QUEUED run of each\n" +
 			"pipeline through its pipeline gate, runs the tasks of every run it owns in one worker pool of\n" +
 			"Orchestration.Max_parallel_tasks, takes up runs made by run --init-only and runs whose process\n" +
-			"died, and reconciles expired leases. A second server exits at once (exit 14), naming the\n" +
+			"died, and reconciles expired leases. It serves the HTTP API under /api/v1 and the web console at /\n" +
+			"on Orchestration.Api_address. A second server exits at once (exit 14), naming the\n" +
 			"overseer. SIGTERM or Ctrl-C stops new dispatch and gives running tasks\n" +
 			"Orchestration.Shutdown_grace_seconds before they are stopped; unfinished runs stay IN-PROGRESS.\n" +
 			"Local mode only.",
@@ -32,10 +34,12 @@ func (a *app) serverCommand() *cobra.Command {
 			}
 			return server.Run(s.ctx, server.Options{Project: s.p, Version: Version, Logger: a.logger(),
 				Handler: api.New(s.p, api.WithLogger(a.logger())),
+				Console: console.New(s.p, console.Options{Logger: a.logger(), Done: s.ctx.Done()}),
 				Started: func(id int64, addr string) {
 					a.printf("overseer_id=%d started\n", id)
 					if addr != "" {
 						a.printf("api=http://%s\n", addr)
+						a.printf("console=http://%s/\n", addr)
 					}
 				}})
 		},

@@ -4,8 +4,8 @@
 // purge of internal/retention, and runs the main loop that admits QUEUED
 // runs and executes every run it owns through the supervisor's shared
 // worker pool, until its context ends; then it winds down within the
-// shutdown grace. An optional HTTP handler (the API) is
-// served beside it.
+// shutdown grace. Optional HTTP handlers, the API and the web console, are
+// served beside it on one listener.
 package server
 
 import (
@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,10 @@ type Options struct {
 	// Handler, when set, is served on Orchestration.Api_address (the HTTP
 	// API) for as long as the server runs.
 	Handler http.Handler
+	// Console, when set, is served beside Handler on the same listener:
+	// Handler takes the paths under /api, Console every other one (the web
+	// console, at /).
+	Console http.Handler
 	// Logger receives the server's records; nil discards them.
 	Logger *slog.Logger
 	// Started, when set, is called once the server is the overseer, with its
@@ -235,7 +240,7 @@ func (s *Server) serveAPI() (*http.Server, string, error) {
 	if err != nil {
 		return nil, "", exit.Wrap(exit.Configuration, err, "Orchestration.Api_address %s: the HTTP API cannot listen there", addr)
 	}
-	h := s.opts.Handler
+	h := routes(s.opts)
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
@@ -253,4 +258,24 @@ func (s *Server) serveAPI() (*http.Server, string, error) {
 	}()
 	s.log.Info("serving the HTTP API", "address", ln.Addr().String())
 	return srv, ln.Addr().String(), nil
+}
+
+// apiPath is where the API's paths start (api.Prefix is under it): every
+// request there is the API's, answered by it even for a path it has no
+// endpoint for.
+const apiPath = "/api"
+
+// routes is what the listener serves: the API (Handler) under apiPath, and
+// the console, when there is one, at every other path.
+func routes(opts Options) http.Handler {
+	if opts.Console == nil {
+		return opts.Handler
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == apiPath || strings.HasPrefix(r.URL.Path, apiPath+"/") {
+			opts.Handler.ServeHTTP(w, r)
+			return
+		}
+		opts.Console.ServeHTTP(w, r)
+	})
 }

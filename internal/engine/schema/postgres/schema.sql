@@ -214,6 +214,7 @@ CREATE TABLE AUD_PIPELINES_RUN_LOG (
 CREATE UNIQUE INDEX ux_pipeline_run_one_active
     ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID) WHERE STATUS = 'IN-PROGRESS';
 CREATE INDEX ix_pipeline_run_pipeline ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID);
+CREATE INDEX ix_pipeline_run_queued ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID) WHERE STATUS = 'QUEUED';
 CREATE UNIQUE INDEX ux_pipeline_run_key ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, RUN_KEY);
 CREATE INDEX ix_pipeline_schedule_key
     ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, RUN_KEY) WHERE TRIGGER_KIND = 'SCHEDULE';
@@ -443,6 +444,8 @@ CREATE TABLE AUD_GATE_DECISIONS (
         (PIPELINE_DEPENDENCY_ID IS NOT NULL AND TASK_DEPENDENCY_ID IS NULL)
         OR (PIPELINE_DEPENDENCY_ID IS NULL AND TASK_DEPENDENCY_ID IS NOT NULL))
 );
+
+CREATE INDEX ix_gate_decisions_run ON AUD_GATE_DECISIONS (PIPELINE_RUN_ID);
 
 CREATE TABLE AUD_ACTIONS (
     ACTION_ID       BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -938,3 +941,20 @@ CREATE INDEX ix_run_interventions_requested ON AUD_RUN_INTERVENTIONS (REQUESTED_
 CREATE INDEX ix_pipeline_run_end ON AUD_PIPELINES_RUN_LOG (END_DATE);
 CREATE INDEX ix_pipeline_run_latest ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, PIPELINE_RUN_ID);
 CREATE INDEX ix_task_run_latest ON AUD_TASK_RUN_LOG (TASK_ID, TASK_RUN_ID);
+
+-- ---------------------------------------------------------------------------
+-- The web console's sign-ins (ENGINE migration 0025).
+-- ---------------------------------------------------------------------------
+
+-- One row per sign-in: the SHA-256 of the session cookie's value (never the
+-- value itself), the API token it signed in with, which decides its name
+-- and role at every request (a revoked or expired token ends its sessions),
+-- and when it ends. The engine's own bookkeeping: neither guarded nor cloned.
+CREATE TABLE CONSOLE_SESSIONS (
+    SESSION_SHA256 VARCHAR(64) NOT NULL PRIMARY KEY,
+    TOKEN_ID       BIGINT NOT NULL,
+    CREATED_AT     TIMESTAMPTZ NOT NULL,
+    EXPIRES_AT     TIMESTAMPTZ NOT NULL
+);
+
+CREATE INDEX ix_console_sessions_expires ON CONSOLE_SESSIONS (EXPIRES_AT);
