@@ -633,12 +633,15 @@ func (s *session) publishOne(ctx context.Context, l *load) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	tx, err := s.w.Begin(ctx)
+	// The ledger and the target are guarded: loads publishing at once, of
+	// this task or others, create the ledger (and a new target) once, and
+	// publish one after the other.
+	ledger := s.ledger(l)
+	tx, err := s.w.Begin(ctx, ledger, l.target)
 	if err != nil {
 		return 0, exit.Wrap(exit.Handler, err, "could not begin publishing the load of %s", l.target.Full())
 	}
 	defer tx.Rollback()
-	ledger := s.ledger(l)
 	q := func(t warehouse.Table) string { return warehouse.Qualify(s.w, t) }
 	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+q(ledger)+" (task_run_id BIGINT, attempt_id BIGINT, load_number INTEGER, "+
 		"target VARCHAR(1000), load_mode VARCHAR(20), loaded_rows BIGINT)"); err != nil {
