@@ -97,7 +97,7 @@ func TestChaos(t *testing.T) {
 			p := e2e.New(t, pair, cloning)
 			p.Orchestration("  Max_parallel_tasks: 4\n")
 			p.OK("init-db")
-			w := newWorkload(p, sz.pipelines)
+			w := newWorkload(p, sz.pipelines, 0)
 			c := &chaos{t: t, p: p, db: p.DB(), w: w, rng: rng, token: p.Token("chaos", "operator"), killed: map[int]bool{}}
 			for range sz.waves {
 				c.wave()
@@ -225,14 +225,33 @@ func (c *chaos) trigger(s *e2e.Server, before map[string]int64) {
 }
 
 // check checks the runs, attempts, targets and mirrors once every run has
-// ended.
+// ended (verify): every attempt that did not succeed was LOST by a killed
+// server, and some were.
 func (c *chaos) check(waves int) {
-	t, db := c.t, c.db
+	c.t.Helper()
+	verify(c.t, c.p, c.db, c.w, waves, func(status records.AttemptStatus, owner string) bool {
+		return status == records.AttemptLost && c.killed[ownerPID(owner)]
+	})
+	if n := e2e.Count(c.t, c.db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1", records.AttemptLost); n == 0 {
+		c.t.Errorf("no attempt was LOST: the servers were never killed in the middle of one")
+	}
+	if c.t.Failed() {
+		c.t.Logf("rounds:\n%s", strings.Join(c.rounds, "\n"))
+	}
+}
+
+// verify checks a project once every run of its workload has ended, waves
+// runs a pipeline: every run is SUCCESS; every task run is SUCCESS with
+// exactly one SUCCESS attempt; every other attempt ended, as expected says
+// (given its status and owner), so none is left QUEUED, CLAIMED or RUNNING;
+// no two attempts of a task ever lived at once; every target holds each
+// run's rows exactly once; and every mirror equals a full clone.
+func verify(t *testing.T, p *e2e.Project, db *engine.DB, w *workload, waves int, expected func(status records.AttemptStatus, owner string) bool) {
 	t.Helper()
-	runs := c.w.runsOf(db)
-	for _, code := range c.w.pipelines {
+	runs := w.runsOf(db)
+	for _, code := range w.pipelines {
 		if len(runs[code]) != waves {
-			t.Errorf("%s has %d runs, want %d (one a wave)", code, len(runs[code]), waves)
+			t.Errorf("%s has %d runs, want %d", code, len(runs[code]), waves)
 		}
 		for _, r := range runs[code] {
 			if r.status != records.RunSuccess {
@@ -240,17 +259,12 @@ func (c *chaos) check(waves int) {
 			}
 		}
 	}
-	attempts := `SELECT a.ATTEMPT_ID, a.STATUS, coalesce(a.OWNER_ID, ''), coalesce(a.ERROR_MESSAGE, '') FROM AUD_TASK_ATTEMPTS a
-		JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = t.PIPELINE_RUN_ID
-		JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID WHERE p.PIPELINE_CODE <> $1`
-	for _, row := range e2e.QueryRows(t, db, attempts+" AND a.STATUS <> $2 ORDER BY a.ATTEMPT_ID", setupPipeline, records.AttemptSuccess) {
-		fields := strings.SplitN(row, " ", 4)
-		if killed := c.killed[ownerPID(fields[2])]; fields[1] != string(records.AttemptLost) || !killed {
-			t.Errorf("attempt %s is %s (owner %s, a killed server: %v): %s", fields[0], fields[1], fields[2], killed, fields[3])
+	for _, row := range e2e.QueryRows(t, db, `SELECT ATTEMPT_ID, STATUS, coalesce(OWNER_ID, '-'), coalesce(ERROR_MESSAGE, '')
+		FROM AUD_TASK_ATTEMPTS WHERE STATUS <> $1 ORDER BY ATTEMPT_ID`, records.AttemptSuccess) {
+		f := strings.SplitN(row, " ", 4)
+		if !expected(records.AttemptStatus(f[1]), f[2]) {
+			t.Errorf("attempt %s is %s (owner %s): %s", f[0], f[1], f[2], f[3])
 		}
-	}
-	if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1", records.AttemptLost); n == 0 {
-		t.Errorf("no attempt was LOST: the servers were never killed in the middle of one; rounds:\n%s", strings.Join(c.rounds, "\n"))
 	}
 	for _, row := range e2e.QueryRows(t, db, `SELECT t.TASK_RUN_ID, t.STATUS, (SELECT count(*) FROM AUD_TASK_ATTEMPTS a
 			WHERE a.TASK_RUN_ID = t.TASK_RUN_ID AND a.STATUS = $1) FROM AUD_TASK_RUN_LOG t`, records.AttemptSuccess) {
@@ -266,11 +280,8 @@ func (c *chaos) check(waves int) {
 		WHERE y.CLAIMED_AT < coalesce(x.ENDED_AT, y.CLAIMED_AT)`); n != 0 {
 		t.Errorf("%d pairs of attempts of one task lived at once", n)
 	}
-	c.w.checkTargets(t, runs)
-	checkMirrors(t, c.p)
-	if t.Failed() {
-		t.Logf("rounds:\n%s", strings.Join(c.rounds, "\n"))
-	}
+	w.checkTargets(t, runs)
+	checkMirrors(t, p)
 }
 
 // ownerPID is the pid in a lease owner id (host:pid:process-start:<hex>),

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -56,12 +57,14 @@ func selectRows(pipe, runID string) string {
 // after a failure, however often the server is killed under it.
 var retried = []string{"RETRIES", "5", "RETRY_DELAY_SECONDS", "1"}
 
-// task is the pipeline's task of kind k, named after it.
-func (k kind) task(pipe string, deps ...string) e2e.Task {
+// task is the pipeline's task of kind k, named after it. A script sleeps
+// for sleep before it loads.
+func (k kind) task(pipe string, sleep time.Duration, deps ...string) e2e.Task {
 	if k == scriptLoad {
 		t := e2e.Task{Code: k.String(), Handler: "PYTHON", Deps: deps, Params: map[string]string{
-			"SCRIPT_NAME":  "chaos_load.py",
-			"INPUT_PARAMS": fmt.Sprintf(`{"table": %q, "pipe": %q, "rows": %d}`, k.target(), pipe, rowsPerTask),
+			"SCRIPT_NAME": "chaos_load.py",
+			"INPUT_PARAMS": fmt.Sprintf(`{"table": %q, "pipe": %q, "rows": %d, "sleep": %g}`,
+				k.target(), pipe, rowsPerTask, sleep.Seconds()),
 		}}
 		return t.With(retried...)
 	}
@@ -73,12 +76,16 @@ func (k kind) task(pipe string, deps ...string) e2e.Task {
 	return t.With(retried...)
 }
 
-// loadScript loads the run's rows of its pipeline with task.load.
-const loadScript = `from etl_craft.scripting import ScriptResult
+// loadScript loads the run's rows of its pipeline with task.load, after
+// sleeping as long as it is told.
+const loadScript = `import time
+
+from etl_craft.scripting import ScriptResult
 
 
 def run(task):
     p = task.input_params
+    time.sleep(p["sleep"])
     rows = [{"pipe": p["pipe"], "run_id": task.pipeline_run_id, "k": k} for k in range(1, p["rows"] + 1)]
     return ScriptResult(task.load(p["table"], rows))
 `
@@ -95,12 +102,13 @@ type workload struct {
 
 // newWorkload registers n pipelines, and the SETUP pipeline, which it runs
 // once in the foreground to create every target (and the script load
-// ledger) before anything else writes them.
-func newWorkload(p *e2e.Project, n int) *workload {
+// ledger) before anything else writes them. Their scripts sleep for sleep
+// before they load.
+func newWorkload(p *e2e.Project, n int, sleep time.Duration) *workload {
 	w := &workload{p: p, writes: map[string][]kind{}}
 	p.Write("ingestion_scripts/chaos_load.py", loadScript)
 	var mig strings.Builder
-	setup := []e2e.Task{scriptLoad.task(setupPipeline)}
+	setup := []e2e.Task{scriptLoad.task(setupPipeline, 0)}
 	for _, k := range kinds[:3] {
 		setup = append(setup, e2e.SQL("setup_"+k.String(), "SETUP_TABLE", k.target(), selectRows(setupPipeline, "0")).
 			With("SETUP_FOR", k.action()))
@@ -109,7 +117,7 @@ func newWorkload(p *e2e.Project, n int) *workload {
 	for i := range n {
 		code := fmt.Sprintf("C%02d", i+1)
 		first, second := kinds[i%len(kinds)], kinds[(i+1)%len(kinds)]
-		mig.WriteString(e2e.Pipeline(code, first.task(code), second.task(code, first.String()+":SUCCESS")))
+		mig.WriteString(e2e.Pipeline(code, first.task(code, sleep), second.task(code, sleep, first.String()+":SUCCESS")))
 		w.pipelines = append(w.pipelines, code)
 		w.writes[code] = []kind{first, second}
 	}

@@ -111,13 +111,26 @@ type Result struct {
 // listens on a free loopback port, so that servers run side by side.
 func New(t testing.TB, pair Pair, extra string) *Project {
 	t.Helper()
+	return NewOn(t, pair, "", "", extra)
+}
+
+// NewOn is New on given PostgreSQL databases, such as those of a server the
+// test stops and starts (enginetest.Cluster): engineURL, when not empty, is
+// the Engine DB of a PostgreSQL pair, and warehouseURL, when not empty, the
+// warehouse database of a pair with a PostgreSQL warehouse, in which the
+// schema main is created. The others are made as New makes them.
+func NewOn(t testing.TB, pair Pair, engineURL, warehouseURL, extra string) *Project {
+	t.Helper()
 	p := &Project{T: t, Dir: t.TempDir(), Pair: pair}
 	var engineBlock string
 	if pair.Engine == engine.SQLite {
 		engineBlock = "    jdbc_url: jdbc:sqlite:state/engine.db\n    schema: main\n"
 		p.Engine = engine.Options{Kind: engine.SQLite, Path: filepath.Join(p.Dir, "state", "engine.db")}
 	} else {
-		raw := enginetest.NewPGDatabase(t)
+		raw := engineURL
+		if raw == "" {
+			raw = enginetest.NewPGDatabase(t)
+		}
 		host, path, user, pw := pgParts(t, raw)
 		engineBlock = fmt.Sprintf("    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: public\n    auth_mode: password\n    user: %s\n    secret: ENGINE_SECRET\n",
 			host, path, user)
@@ -126,8 +139,12 @@ func New(t testing.TB, pair Pair, extra string) *Project {
 	}
 	section := DuckDBWarehouse
 	if pair.Warehouse == warehouse.Postgres {
+		if warehouseURL == "" {
+			warehouseURL = enginetest.NewPGDatabase(t)
+		}
 		var env []string
-		section, env, p.WarehouseURL = PGWarehouse(t, Schema)
+		section, env = pgWarehouseSection(t, warehouseURL, Schema)
+		p.WarehouseURL = warehouseURL
 		p.Env = append(p.Env, env...)
 		db := open(t, "pgx", p.WarehouseURL)
 		MustExec(t, db, "CREATE SCHEMA "+Schema)
@@ -155,10 +172,19 @@ func ConnectorYAML(engineBlock, warehouseSection string) string {
 func PGWarehouse(t testing.TB, schema string) (section string, env []string, raw string) {
 	t.Helper()
 	raw = enginetest.NewPGDatabase(t)
+	section, env = pgWarehouseSection(t, raw, schema)
+	return section, env, raw
+}
+
+// pgWarehouseSection returns a Warehouse section naming the PostgreSQL
+// database of the URL with the schema, and the environment its secret
+// needs.
+func pgWarehouseSection(t testing.TB, raw, schema string) (section string, env []string) {
+	t.Helper()
 	host, path, user, pw := pgParts(t, raw)
 	section = fmt.Sprintf("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: %s\n    auth_mode: password\n    user: %s\n    secret: WAREHOUSE_SECRET\n",
 		host, path, schema, user)
-	return section, []string{"WAREHOUSE_SECRET=" + pw}, raw
+	return section, []string{"WAREHOUSE_SECRET=" + pw}
 }
 
 // pgParts splits a PostgreSQL URL into what a craft-connector.yml names.
