@@ -25,7 +25,7 @@ const fullClone = "fullclone"
 // (another DuckDB file, or another schema of the PostgreSQL warehouse)
 // with a second configuration, and checks that every mirror holds exactly
 // the rows of its full clone.
-func checkMirrors(t *testing.T, p *e2e.Project) {
+func checkMirrors(t testing.TB, p *e2e.Project) {
 	t.Helper()
 	p.OK("clone")
 	yml := p.Config()

@@ -151,7 +151,7 @@ type run struct {
 // its pipelines (and the run's id in PIPELINE_RUN_ID, where etl-craft adds
 // it); an SCD1 target each key once, with the pipeline's last run; an SCD2
 // target one version of each key for each run, the last run's active.
-func (w *workload) checkTargets(t *testing.T, runs map[string][]run) {
+func (w *workload) checkTargets(t testing.TB, runs map[string][]run) {
 	t.Helper()
 	want := map[kind][]string{}
 	for _, code := range w.pipelines {
