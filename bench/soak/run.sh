@@ -10,7 +10,8 @@
 #   runs-ended         runs that ended
 #   kills              servers killed
 #   lost-attempts      attempts the kills left LOST (each retried)
-#   queue-age-p99-s    the 99th percentile of a run's wait, from its creation
+#   queue-age-p50-s, queue-age-p99-s
+#                      the median and 99th percentile of a run's wait, from its creation
 #                      to its first attempt's start
 #   rss-5m-MiB         the server's resident memory at 5 minutes
 #   rss-end-MiB        ... and at the end
