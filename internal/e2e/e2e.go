@@ -10,6 +10,11 @@
 // removed when its tests end:
 //
 //	func TestMain(m *testing.M) { e2e.Main(m) }
+//
+// With ETL_CRAFT_E2E_RACE=1 the binary is built with the race detector, so
+// that a data race in a process under test ends it with exit status 66
+// and fails the test (slower: for long runs such as the concurrency
+// suite's -count=20, not for CI).
 package e2e
 
 import (
@@ -64,6 +69,10 @@ func Binary(t testing.TB) string {
 	return build.path
 }
 
+// RaceVariable names the environment variable that builds the binary with
+// the race detector when it is 1.
+const RaceVariable = "ETL_CRAFT_E2E_RACE"
+
 // buildBinary builds cmd/etl-craft into a temporary folder.
 func buildBinary() (string, error) {
 	dir, err := os.MkdirTemp("", "etl-craft-e2e")
@@ -72,7 +81,11 @@ func buildBinary() (string, error) {
 	}
 	build.dir = dir
 	path := filepath.Join(dir, "etl-craft")
-	cmd := exec.Command("go", "build", "-o", path, "github.com/etl-craft/etl-craft/cmd/etl-craft")
+	args := []string{"build", "-o", path}
+	if os.Getenv(RaceVariable) == "1" {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "github.com/etl-craft/etl-craft/cmd/etl-craft")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building etl-craft: %v\n%s", err, out)
 	}

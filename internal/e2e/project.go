@@ -24,19 +24,32 @@ import (
 type Pair struct {
 	Engine    engine.Kind
 	Warehouse warehouse.Kind
+	// SameDatabase puts a PostgreSQL warehouse in the PostgreSQL Engine
+	// DB's own database (in the schema main), where script loads publish
+	// in the transaction recording the attempt.
+	SameDatabase bool
 }
 
 // The pairs of databases the black-box tests run on.
 var (
-	SQLiteDuckDB     = Pair{engine.SQLite, warehouse.DuckDB}
-	SQLitePostgres   = Pair{engine.SQLite, warehouse.Postgres}
-	PostgresPostgres = Pair{engine.Postgres, warehouse.Postgres}
+	SQLiteDuckDB     = Pair{engine.SQLite, warehouse.DuckDB, false}
+	SQLitePostgres   = Pair{engine.SQLite, warehouse.Postgres, false}
+	PostgresPostgres = Pair{engine.Postgres, warehouse.Postgres, false}
 	// Pairs lists them, the default pair first.
 	Pairs = []Pair{SQLiteDuckDB, SQLitePostgres, PostgresPostgres}
+	// OnePostgres is a PostgreSQL warehouse in the Engine DB's database.
+	OnePostgres = Pair{engine.Postgres, warehouse.Postgres, true}
 )
 
-// String names the pair as its subtests are named: sqlite+duckdb.
-func (p Pair) String() string { return string(p.Engine) + "+" + string(p.Warehouse) }
+// String names the pair as its subtests are named: sqlite+duckdb, or
+// postgres+postgres-one-database.
+func (p Pair) String() string {
+	s := string(p.Engine) + "+" + string(p.Warehouse)
+	if p.SameDatabase {
+		s += "-one-database"
+	}
+	return s
+}
 
 // usesPostgres reports whether either database is PostgreSQL.
 func (p Pair) usesPostgres() bool {
@@ -139,7 +152,11 @@ func NewOn(t testing.TB, pair Pair, engineURL, warehouseURL, extra string) *Proj
 	}
 	section := DuckDBWarehouse
 	if pair.Warehouse == warehouse.Postgres {
-		if warehouseURL == "" {
+		switch {
+		case warehouseURL != "":
+		case pair.SameDatabase && pair.Engine == engine.Postgres:
+			warehouseURL = p.Engine.DSN
+		default:
 			warehouseURL = enginetest.NewPGDatabase(t)
 		}
 		var env []string
@@ -176,9 +193,8 @@ func PGWarehouse(t testing.TB, schema string) (section string, env []string, raw
 	return section, env, raw
 }
 
-// pgWarehouseSection returns a Warehouse section naming the PostgreSQL
-// database of the URL with the schema, and the environment its secret
-// needs.
+// pgWarehouseSection is the Warehouse section of the PostgreSQL database
+// at raw with the schema, and the environment its secret needs.
 func pgWarehouseSection(t testing.TB, raw, schema string) (section string, env []string) {
 	t.Helper()
 	host, path, user, pw := pgParts(t, raw)

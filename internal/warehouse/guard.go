@@ -122,15 +122,44 @@ func advisoryKey(name string) int32 {
 // in the order of their keys, so that two transactions never wait for each
 // other's.
 func postgresGuard(ctx context.Context, tx *sqlTx, objects []Table) error {
-	keys := make([]int32, 0, len(objects))
-	for _, t := range objects {
-		keys = append(keys, advisoryKey(guardName(tx.w, t)))
-	}
-	slices.Sort(keys)
-	for _, k := range slices.Compact(keys) {
-		if _, err := tx.q.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, $2)", advisoryClass, k); err != nil {
+	for _, st := range advisoryLocks(tx.w, objects) {
+		if _, err := tx.q.ExecContext(ctx, st); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// advisoryLocks returns the statements taking the objects' advisory locks,
+// one per key, in the order of the keys.
+func advisoryLocks(d Dialect, objects []Table) []string {
+	keys := make([]int32, 0, len(objects))
+	for _, t := range objects {
+		keys = append(keys, advisoryKey(guardName(d, t)))
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("SELECT pg_advisory_xact_lock(%d, %d)", advisoryClass, k)
+	}
+	return out
+}
+
+// GuardStatements returns the statements that guard the objects across
+// processes, as Begin does, in a transaction that writes them on another
+// connection to the warehouse's database (the Engine DB's, when the
+// warehouse is in it): none where the warehouse guards objects in its own
+// process only. Take every object's guard with one call, before the first
+// statement writing one.
+func GuardStatements(w Warehouse, objects ...Table) []string {
+	if sw, ok := w.(*sqlWarehouse); ok && sw.guard != nil {
+		return advisoryLocks(w, objects)
+	}
+	return nil
+}
+
+// ColumnsQuery returns the query listing the table's columns (name, type),
+// matched without case, and its arguments, for a connection other than the
+// warehouse's own to its database; no row means no table.
+func ColumnsQuery(d Dialect, t Table) (string, []any) { return d.columnsQuery(t) }
