@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,8 @@ const (
 	// failed run printed.
 	seedVariable = "ETL_CRAFT_CHAOS_SEED"
 	// longVariable, set to anything, runs the long form: more pipelines,
-	// more waves of runs, every pair of databases.
+	// more waves of runs, every pair of databases (and a PostgreSQL
+	// warehouse in the Engine DB's own database).
 	longVariable = "ETL_CRAFT_CHAOS_LONG"
 )
 
@@ -49,7 +51,7 @@ type size struct {
 // chaosSize returns the bounded form CI runs, or the long form.
 func chaosSize() size {
 	if os.Getenv(longVariable) != "" {
-		return size{pipelines: 40, waves: 6, pairs: e2e.Pairs}
+		return size{pipelines: 40, waves: 6, pairs: append(slices.Clone(e2e.Pairs), e2e.OnePostgres)}
 	}
 	return size{pipelines: 24, waves: 2, pairs: []e2e.Pair{e2e.SQLiteDuckDB}}
 }
