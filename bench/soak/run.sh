@@ -13,8 +13,9 @@
 #   queue-age-p50-s, queue-age-p99-s
 #                      the median and 99th percentile of a run's wait, from its creation
 #                      to its first attempt's start
-#   rss-5m-MiB         the server's resident memory at 5 minutes
-#   rss-end-MiB        ... and at the end
+#   rss-5m-MiB         the server's resident memory at 5 minutes (the mean of
+#                      its samples, one every 10 s, over the minute before)
+#   rss-end-MiB        ... and at the end (over the last minute)
 #   rss-end/5m         their ratio: memory must not grow with time
 # and logs the memory line, one sample a minute.
 #

@@ -169,13 +169,11 @@ func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 		}
 	}
 	b.Logf("the server's resident memory:\n%s", line.String())
-	at5 := samples[0]
-	for _, s := range samples {
-		if s.at <= memoryAt {
-			at5 = s
-		}
-	}
-	last := samples[len(samples)-1]
+	// A single sample moves by a tenth or more from one to the next (the
+	// Go heap, DuckDB's buffers): each figure is the mean over a minute.
+	last := samples[len(samples)-1].at
+	five := min(memoryAt, last)
+	at5, atEnd := meanRSS(samples, five-time.Minute, five), meanRSS(samples, last-time.Minute, last)
 	ended := e2e.Count(b, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS IN ("+records.SQLEndedRuns+")")
 	lost := e2e.Count(b, db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1", records.AttemptLost)
 	b.ReportMetric(float64(ended), "runs-ended")
@@ -184,9 +182,21 @@ func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	ages := queueAges(b, db)
 	b.ReportMetric(ages[len(ages)/2].Seconds(), "queue-age-p50-s")
 	b.ReportMetric(ages[int(0.99*float64(len(ages)-1))].Seconds(), "queue-age-p99-s")
-	b.ReportMetric(float64(at5.rss)/1024, "rss-5m-MiB")
-	b.ReportMetric(float64(last.rss)/1024, "rss-end-MiB")
-	b.ReportMetric(float64(last.rss)/float64(at5.rss), "rss-end/5m")
+	b.ReportMetric(at5, "rss-5m-MiB")
+	b.ReportMetric(atEnd, "rss-end-MiB")
+	b.ReportMetric(atEnd/at5, "rss-end/5m")
+}
+
+// meanRSS is the mean resident memory, in MiB, of the samples taken in
+// (from, to].
+func meanRSS(samples []sample, from, to time.Duration) float64 {
+	var sum, n float64
+	for _, s := range samples {
+		if s.at > from && s.at <= to {
+			sum, n = sum+float64(s.rss), n+1
+		}
+	}
+	return sum / n / 1024
 }
 
 // queueAges returns how long each run waited, from its creation to its
