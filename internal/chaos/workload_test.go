@@ -53,9 +53,10 @@ func selectRows(pipe, runID string) string {
 		e2e.Quote(pipe), runID, strings.Join(values, ", "))
 }
 
-// retried are the parameters every task of the workload has: a retry soon
-// after a failure, however often the server is killed under it.
-var retried = []string{"RETRIES", "5", "RETRY_DELAY_SECONDS", "1"}
+// retried are the parameters every task of the workload has: a retry a
+// second after a failure, however often the server is killed under it (a
+// growing delay would soon outlast the servers between kills).
+var retried = []string{"RETRIES", "5", "RETRY_DELAY_SECONDS", "1", "RETRY_BACKOFF", "1"}
 
 // task is the pipeline's task of kind k, named after it. A script sleeps
 // for sleep before it loads.
