@@ -29,6 +29,7 @@ require (
 	github.com/trinodb/trino-go-client v1.1.0
 	github.com/wneessen/go-mail v0.8.1
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78
+	go.yaml.in/yaml/v4 v4.0.0
 	golang.org/x/crypto v0.55.0
 	golang.org/x/oauth2 v0.30.0
 	golang.org/x/term v0.45.0
@@ -105,7 +106,6 @@ require (
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.opentelemetry.io/otel v1.37.0 // indirect
 	go.opentelemetry.io/otel/trace v1.37.0 // indirect
-	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/net v0.58.0 // indirect

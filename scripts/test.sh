@@ -44,6 +44,7 @@ need chromium "the catalog site's browser tests" command -v chromium
 need python3 "ingestion scripts and the Airflow loader test" test -x /usr/bin/python3
 need python3-sqlalchemy "the reference's scripts import its text()" /usr/bin/python3 -c 'import sqlalchemy'
 need python3-yaml "the Airflow loader reads the DAG descriptors" /usr/bin/python3 -c 'import yaml'
+need npm "installs Redocly CLI, which lints the served OpenAPI document" command -v npm
 if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -52,6 +53,23 @@ if [ -z "$PGBIN" ]; then
 	PGBIN=$(find_pg_bindir)
 	[ -n "$PGBIN" ] || { log "could not find initdb after installing postgresql"; exit 1; }
 fi
+
+# Redocly CLI, pinned by scripts/openapi-lint/package-lock.json, installed
+# with npm ci into a cache folder of its own (one per lock file), once; the
+# API's lint test runs it (ETL_CRAFT_REDOCLY) and fails under CI without it.
+LINT_DIR=scripts/openapi-lint
+LINT_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/etl-craft/openapi-lint-$(sha256sum "$LINT_DIR/package-lock.json" | cut -c1-12)"
+if [ ! -x "$LINT_CACHE/node_modules/.bin/redocly" ]; then
+	log "installing Redocly CLI ($LINT_DIR) into $LINT_CACHE"
+	rm -rf "$LINT_CACHE.new" && mkdir -p "$LINT_CACHE.new"
+	cp "$LINT_DIR/package.json" "$LINT_DIR/package-lock.json" "$LINT_CACHE.new/"
+	if (cd "$LINT_CACHE.new" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2); then
+		rm -rf "$LINT_CACHE" && mv "$LINT_CACHE.new" "$LINT_CACHE"
+	else
+		log "could not install Redocly CLI: the OpenAPI lint test skips (and fails under CI)"
+	fi
+fi
+[ -x "$LINT_CACHE/node_modules/.bin/redocly" ] && export ETL_CRAFT_REDOCLY="$LINT_CACHE/node_modules/.bin/redocly"
 
 free_port() {
 	local p

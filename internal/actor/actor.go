@@ -10,10 +10,10 @@ import (
 	"os"
 	"os/user"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/freetext"
 )
 
 // Kind is the kind of actor.
@@ -132,25 +132,20 @@ func loginName() string {
 }
 
 // CheckName refuses a name the Engine DB cannot record as an actor's: blank,
-// not UTF-8, longer than MaxNameLength characters, or holding a control or
-// format character. The error (exit 3) calls the name label, such as
-// ETL_CRAFT_ACTOR.
+// not free text (freetext.Check: not UTF-8, or holding a control or format
+// character), or longer than MaxNameLength characters. The error (exit 3)
+// calls the name label, such as ETL_CRAFT_ACTOR.
 func CheckName(name, label string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
+	if strings.TrimSpace(name) == "" {
 		return exit.Errorf(exit.Configuration,
 			"%s is blank: set it to a non-empty name of at most %d characters", label, MaxNameLength)
-	case !utf8.ValidString(name):
-		return exit.Errorf(exit.Configuration, "%s is not valid UTF-8 text", label)
-	case utf8.RuneCountInString(name) > MaxNameLength:
+	}
+	if err := freetext.Check(name); err != nil {
+		return exit.Errorf(exit.Configuration, "%s %v", label, err)
+	}
+	if utf8.RuneCountInString(name) > MaxNameLength {
 		return exit.Errorf(exit.Configuration,
 			"%s is longer than %d characters", label, MaxNameLength)
-	}
-	for _, r := range name {
-		if unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
-			return exit.Errorf(exit.Configuration,
-				"%s contains a control or format character (%U): use printable text only", label, r)
-		}
 	}
 	return nil
 }

@@ -123,10 +123,11 @@ func invalid(field string, err error) error {
 // Request asks for a new token.
 type Request struct {
 	Name string
-	// Role is viewer, operator or admin, in any letter case.
+	// Role is viewer, operator or admin (see ParseRole).
 	Role string
 	// Expires is the token's lifetime, a whole number of days or hours
-	// such as 90d or 12h; empty: the token never expires.
+	// such as 90d or 12h (in lower case, as the HTTP API's schema takes
+	// it); empty: the token never expires.
 	Expires string
 }
 
@@ -152,7 +153,7 @@ func (r Request) parse() (Role, time.Duration, error) {
 	if r.Expires == "" {
 		return role, 0, nil
 	}
-	m := lifetimePattern.FindStringSubmatch(strings.ToLower(strings.TrimSpace(r.Expires)))
+	m := lifetimePattern.FindStringSubmatch(r.Expires)
 	if m == nil {
 		return "", 0, invalid("expires", fmt.Errorf(
 			"the token's lifetime %q is not a whole number of days or hours, such as 90d or 12h", r.Expires))

@@ -60,13 +60,17 @@ func TestRoleOrder(t *testing.T) {
 			t.Errorf("%q.Allows(%q) = %v, want %v", c.have, c.need, got, c.ok)
 		}
 	}
-	for in, want := range map[string]apitoken.Role{"viewer": apitoken.Viewer, "OPERATOR": apitoken.Operator, " Admin ": apitoken.Admin} {
+	for in, want := range map[string]apitoken.Role{"viewer": apitoken.Viewer, "operator": apitoken.Operator, "admin": apitoken.Admin} {
 		if r, ok := apitoken.ParseRole(in); !ok || r != want {
 			t.Errorf("ParseRole(%q) = %q, %v", in, r, ok)
 		}
 	}
-	if _, ok := apitoken.ParseRole("superuser"); ok {
-		t.Error("superuser parsed as a role")
+	// One rule for the command line and the HTTP API: the roles as they
+	// are stored, in lower case.
+	for _, in := range []string{"superuser", "ADMIN", "Operator", " viewer", ""} {
+		if _, ok := apitoken.ParseRole(in); ok {
+			t.Errorf("%q parsed as a role", in)
+		}
 	}
 }
 
@@ -85,6 +89,8 @@ func TestValidateRefusesBadRequestsNamingTheField(t *testing.T) {
 		{apitoken.Request{Name: "bot", Role: "viewer", Expires: "-1d"}, "expires", "not a whole number"},
 		{apitoken.Request{Name: "bot", Role: "viewer", Expires: "1.5d"}, "expires", "not a whole number"},
 		{apitoken.Request{Name: "bot", Role: "viewer", Expires: "0d"}, "expires", `"0d" is not above 0`},
+		{apitoken.Request{Name: "bot", Role: "ADMIN"}, "role", "not a role"},
+		{apitoken.Request{Name: "bot", Role: "viewer", Expires: "12H"}, "expires", "not a whole number"},
 		{apitoken.Request{Name: "bot", Role: "viewer", Expires: "36501d"}, "expires", "longer than 36500 days"},
 		{apitoken.Request{Name: "bot", Role: "viewer", Expires: "876001h"}, "expires", "longer than 36500 days"},
 		{apitoken.Request{Name: "bot", Role: "viewer", Expires: "99999999999999999999d"}, "expires", "longer than 36500 days"},
@@ -96,8 +102,8 @@ func TestValidateRefusesBadRequestsNamingTheField(t *testing.T) {
 		}
 	}
 	for _, ok := range []apitoken.Request{
-		{Name: "chat bot", Role: "viewer"}, {Name: "x", Role: "Admin", Expires: "90d"},
-		{Name: "x", Role: "operator", Expires: "12H"}, {Name: "x", Role: "viewer", Expires: "36500d"},
+		{Name: "chat bot", Role: "viewer"}, {Name: "x", Role: "admin", Expires: "90d"},
+		{Name: "x", Role: "operator", Expires: "12h"}, {Name: "x", Role: "viewer", Expires: "36500d"},
 	} {
 		if err := ok.Validate(); err != nil {
 			t.Errorf("%+v: %v", ok, err)
@@ -110,7 +116,7 @@ func TestValidateRefusesBadRequestsNamingTheField(t *testing.T) {
 func TestCreateStoresOnlyTheHashAndAuthenticates(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		before := time.Now().UTC().Add(-time.Second)
-		c := create(t, db, apitoken.Request{Name: "chat bot", Role: "Operator", Expires: "90d"})
+		c := create(t, db, apitoken.Request{Name: "chat bot", Role: "operator", Expires: "90d"})
 		raw, err := base64.RawURLEncoding.DecodeString(c.Value)
 		if err != nil || len(raw) < 32 || len(c.Value) < 43 {
 			t.Fatalf("value %q: %d bytes, %v", c.Value, len(raw), err)

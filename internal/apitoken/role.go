@@ -23,10 +23,11 @@ const (
 // Roles lists every role, lowest first.
 var Roles = []Role{Viewer, Operator, Admin}
 
-// ParseRole returns the role named s, in any letter case; ok is false when s
-// names none.
+// ParseRole returns the role named s, written exactly as Roles writes it
+// (in lower case, as CFG_API_TOKENS stores it); ok is false when s names
+// none. The command line and the HTTP API both take a role by this rule.
 func ParseRole(s string) (r Role, ok bool) {
-	r = Role(strings.ToLower(strings.TrimSpace(s)))
+	r = Role(s)
 	return r, r.rank() > 0
 }
 
@@ -39,11 +40,17 @@ func (r Role) Allows(required Role) bool {
 	return r.rank() > 0 && required.rank() > 0 && r.rank() >= required.rank()
 }
 
-// roleList names the roles for messages: "viewer, operator or admin".
-func roleList() string {
+// Names returns the roles' names, lowest first.
+func Names() []string {
 	names := make([]string, len(Roles))
 	for i, r := range Roles {
 		names[i] = string(r)
 	}
+	return names
+}
+
+// roleList names the roles for messages: "viewer, operator or admin".
+func roleList() string {
+	names := Names()
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

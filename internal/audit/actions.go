@@ -13,6 +13,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
 // Redacted replaces the value of a sensitive argument.
@@ -73,24 +74,57 @@ type Request struct {
 	StartedAt     time.Time
 }
 
-// Record inserts the request's immutable AUD_ACTIONS row (OUTCOME
-// REQUESTED, EXIT_CODE empty) with the context's actor. It does nothing when
-// the Engine DB has no AUD_ACTIONS table yet: init-db and migrate record
-// their request once it exists.
-func Record(ctx context.Context, db *engine.DB, req Request) error {
+// Record records a state-changing request in its immutable AUD_ACTIONS row
+// (OUTCOME REQUESTED, EXIT_CODE empty), with the context's actor, before
+// the request acts. It is the one rule of every front end (the command
+// line, the HTTP API, the console): a request that cannot be recorded is
+// not carried out. Its error (exit 12) says so and names what held the
+// Engine DB, once the busy timeout is over (engine.DB.BoundedTx), so that
+// an HTTP client gets its answer (503: the error IsUnavailable) within the
+// busy timeout.
+//
+// recorded is false, with no error, when the Engine DB has no AUD_ACTIONS
+// yet: init-db, migrate and setup then record their request with
+// RecordDone once their work created the table.
+func Record(ctx context.Context, db *engine.DB, req Request) (recorded bool, err error) {
+	has, err := hasActions(ctx, db)
+	if err != nil || !has {
+		return false, notCarriedOut(err)
+	}
+	return true, notCarriedOut(insert(ctx, db, req))
+}
+
+// notCarriedOut is the error of a request that could not be recorded.
+func notCarriedOut(err error) error {
+	return exit.Wrap(exit.EngineDB, err, "the request was not carried out, because it could not be recorded in AUD_ACTIONS first")
+}
+
+// RecordDone records the request of work that is done and that created
+// AUD_ACTIONS itself, so could not be recorded before (see Record).
+func RecordDone(ctx context.Context, db *engine.DB, req Request) error {
+	has, err := hasActions(ctx, db)
+	if err == nil && has {
+		err = insert(ctx, db, req)
+	}
+	return exit.Wrap(exit.EngineDB, err, "the work is done, but its request could not be recorded in AUD_ACTIONS")
+}
+
+// hasActions reports whether the Engine DB has AUD_ACTIONS.
+func hasActions(ctx context.Context, db *engine.DB) (bool, error) {
 	tables, err := db.Tables(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
-	found := false
 	for _, t := range tables {
 		if strings.EqualFold(t, "AUD_ACTIONS") {
-			found = true
+			return true, nil
 		}
 	}
-	if !found {
-		return nil
-	}
+	return false, nil
+}
+
+// insert writes the request's row.
+func insert(ctx context.Context, db *engine.DB, req Request) error {
 	a := actor.From(ctx)
 	args, err := json.Marshal(Mask(req.Arguments))
 	if err != nil {
@@ -106,7 +140,7 @@ func Record(ctx context.Context, db *engine.DB, req Request) error {
 		runID = req.PipelineRunID
 	}
 	argsValue := any(string(args))
-	return db.Tx(ctx, func(tx *engine.Tx) error {
+	return db.BoundedTx(ctx, func(tx *engine.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO AUD_ACTIONS
 			(STARTED_AT, ENDED_AT, ACTOR, ACTOR_KIND, HOST, COMMAND, ARGUMENTS, PIPELINE_ID, PIPELINE_RUN_ID, TASK_ID, OUTCOME)
 			VALUES ($1, $2, $3, $4, $5, $6, `+tx.JSONParam(7)+`,

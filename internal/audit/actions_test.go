@@ -41,10 +41,10 @@ func TestRecordWritesOneImmutableRequest(t *testing.T) {
 		b.Pipeline("P", "FULL")
 		b.Task("P", "load", "SQL", nil)
 		ctx := actor.With(context.Background(), actor.Actor{Name: "alice", Kind: actor.Orchestrator})
-		err := audit.Record(ctx, db, audit.Request{Command: "run", PipelineCode: "P", TaskCode: "load",
+		recorded, err := audit.Record(ctx, db, audit.Request{Command: "run", PipelineCode: "P", TaskCode: "load",
 			Arguments: map[string]any{"pipeline_code": "P", "password": "hunter2"}})
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || !recorded {
+			t.Fatal(recorded, err)
 		}
 		var who, kind, cmd, args, outcome string
 		var pid, tid int64
@@ -71,7 +71,10 @@ func TestRecordWritesOneImmutableRequest(t *testing.T) {
 func TestRecordSkipsAnEngineDBWithoutTheTable(t *testing.T) {
 	t.Parallel()
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
-		if err := audit.Record(context.Background(), db, audit.Request{Command: "migrate"}); err != nil {
+		if recorded, err := audit.Record(context.Background(), db, audit.Request{Command: "migrate"}); err != nil || recorded {
+			t.Fatal(recorded, err)
+		}
+		if err := audit.RecordDone(context.Background(), db, audit.Request{Command: "migrate"}); err != nil {
 			t.Fatal(err)
 		}
 	})

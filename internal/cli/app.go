@@ -24,12 +24,15 @@ import (
 // streams and logger, and the exit status a command chose.
 type app struct {
 	stdout, stderr io.Writer
-	configFlag     string
-	logLevel       string
-	logFormat      string
-	log            *slog.Logger
-	status         exit.Code
-	started        time.Time
+	// terminal is stderr as the process has it, for what needs to know
+	// whether it is a terminal; messages go to stderr.
+	terminal   io.Writer
+	configFlag string
+	logLevel   string
+	logFormat  string
+	log        *slog.Logger
+	status     exit.Code
+	started    time.Time
 }
 
 // commands returns every subcommand, in the order `--help` lists them.
@@ -120,20 +123,43 @@ func (a *app) projectOptions(more ...project.Option) []project.Option {
 	return append(opts, more...)
 }
 
-// record writes the command's immutable AUD_ACTIONS request. A failure to
-// record is logged, not fatal: the command's own work still decides.
-func (a *app) record(ctx context.Context, db *engine.DB, cmd *cobra.Command, pipelineCode, taskCode string) {
-	args := map[string]any{}
-	cmd.Flags().Visit(func(f *pflag.Flag) { args[f.Name] = f.Value.String() })
-	req := audit.Request{Command: commandName(cmd), Arguments: args, PipelineCode: pipelineCode, TaskCode: taskCode, StartedAt: a.started}
-	if orch := actor.OrchestratorContext(); len(orch) > 0 {
-		for k, v := range orch {
-			args[k] = v
+// record writes the command's immutable AUD_ACTIONS request before the
+// command acts. A command that cannot be recorded does not act
+// (audit.Record): the caller returns the error (exit 12).
+func (a *app) record(ctx context.Context, db *engine.DB, cmd *cobra.Command, pipelineCode, taskCode string) error {
+	_, err := audit.Record(ctx, db, a.request(cmd, pipelineCode, taskCode))
+	return err
+}
+
+// recordAround records the request of a command whose work may create
+// AUD_ACTIONS (init-db, migrate, setup) and does the work: the request is
+// recorded before the work when the table exists, and the work is not done
+// when that fails; otherwise it is recorded once the work is done, whether
+// it failed or not.
+func (a *app) recordAround(ctx context.Context, db *engine.DB, cmd *cobra.Command, work func() error) error {
+	req := a.request(cmd, "", "")
+	recorded, err := audit.Record(ctx, db, req)
+	if err != nil {
+		return err
+	}
+	err = work()
+	if !recorded {
+		if rerr := audit.RecordDone(ctx, db, req); err == nil {
+			err = rerr
 		}
 	}
-	if err := audit.Record(ctx, db, req); err != nil {
-		a.logger().Warn("could not record the command in AUD_ACTIONS", "command", cmd.Name(), "error", err)
+	return err
+}
+
+// request is the command's AUD_ACTIONS request: its name, the flags given
+// and a remote orchestrator's context.
+func (a *app) request(cmd *cobra.Command, pipelineCode, taskCode string) audit.Request {
+	args := map[string]any{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { args[f.Name] = f.Value.String() })
+	for k, v := range actor.OrchestratorContext() {
+		args[k] = v
 	}
+	return audit.Request{Command: commandName(cmd), Arguments: args, PipelineCode: pipelineCode, TaskCode: taskCode, StartedAt: a.started}
 }
 
 // commandName is the command as AUD_ACTIONS.COMMAND names it: its path

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/etl-craft/etl-craft/internal/clone"
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
 
@@ -37,9 +38,11 @@ func (a *app) cloneCommand() *cobra.Command {
 				return err
 			}
 			opts.Full = full
-			a.record(s.ctx, s.db, cmd, "", "")
+			if err := a.record(s.ctx, s.db, cmd, "", ""); err != nil {
+				return err
+			}
 
-			display := newProgressDisplay(a.stderr)
+			display := newProgressDisplay(a.terminal)
 			if display != nil {
 				opts.Progress = display.show
 			}
@@ -73,7 +76,7 @@ func cloneReport(tables []clone.Table) report.Clone {
 			added = []string{}
 		}
 		doc.Tables = append(doc.Tables, report.ClonedTable{Table: t.Engine, Mirror: t.Mirror.Full(), Rows: t.Rows,
-			Copied: t.Copied, Copy: t.Copy(), Why: t.Why, Created: t.Created, Added: added})
+			Copied: t.Copied, Copy: t.Copy(), Why: exit.Flags(t.Why), Created: t.Created, Added: added})
 	}
 	return doc
 }

@@ -134,7 +134,9 @@ func (a *app) configSyncCommand(apply bool) *cobra.Command {
 		}
 		defer s.p.Close()
 		if apply {
-			defer a.record(s.ctx, s.db, cmd, "", "")
+			if err := a.record(s.ctx, s.db, cmd, "", ""); err != nil {
+				return err
+			}
 		}
 		set, err := configfiles.Read(path)
 		if err != nil {

@@ -61,7 +61,7 @@ func TestConfigCommandPlansAppliesAndExports(t *testing.T) {
 		}
 
 		// export then apply changes nothing; export refuses to overwrite.
-		if r := p.Run(nil, "config", "export"); r.Code != 25 || !strings.Contains(r.Stderr, "pass force") {
+		if r := p.Run(nil, "config", "export"); r.Code != 25 || !strings.Contains(r.Stderr, "exists already: pass --force to overwrite") {
 			t.Errorf("export over the files: exit %d\n%s", r.Code, r.Stderr)
 		}
 		exp := p.OK("config", "export", "--force", "--config-dir", "out")

@@ -32,7 +32,9 @@ func (a *app) docsVersionCommand() *cobra.Command {
 		}
 		defer s.db.Close()
 		if !req.Check {
-			a.record(s.ctx, s.db, cmd, req.PipelineCode, req.TaskCode)
+			if err := a.record(s.ctx, s.db, cmd, req.PipelineCode, req.TaskCode); err != nil {
+				return err
+			}
 		}
 		doc, err := docversion.Refresh(s.ctx, s.db, req)
 		if err != nil {

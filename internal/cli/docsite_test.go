@@ -70,7 +70,7 @@ func TestGenerateDocsWritesOnlyItsOwnFolderAndStrictWritesNothingUntraced(t *tes
 		if !strings.HasPrefix(r.Stdout, untraced+"generate-docs: wrote ") {
 			t.Errorf("without --strict: %q", r.Stdout)
 		}
-		orders, err := os.ReadFile(filepath.Join(p.Dir, "strict", "table-raw.orders.html"))
+		orders, err := os.ReadFile(filepath.Join(p.Dir, "strict", "tables", "raw.orders.html"))
 		if err != nil || !strings.Contains(string(orders), "Columns in the warehouse") || !strings.Contains(string(orders), "DECIMAL(10,2)") {
 			t.Errorf("--with-warehouse: the columns of raw.orders are not listed (%v)\n%s", err, orders)
 		}
@@ -153,8 +153,10 @@ func TestPublishDocsServesLocallyAndKeepsItsURL(t *testing.T) {
 
 		other := freePort(t, s.url)
 		newURL := fmt.Sprintf("http://127.0.0.1:%d/", other)
-		e2e.WantExit(t, p.Run(nil, "publish-docs", "--local-only", "--port", fmt.Sprint(other)), 3,
-			"the catalog was published at "+s.url+", and it is now served at "+newURL)
+		refused := p.Run(nil, "publish-docs", "--local-only", "--port", fmt.Sprint(other))
+		e2e.WantExit(t, refused, 3, "the catalog was published at "+s.url+", and it is now served at "+newURL)
+		// The refusal names the flag that accepts the new URL.
+		e2e.WantExit(t, refused, 3, "accept the new URL with --accept-new-url to use it from now on")
 		accepted := publish(t, p, "--port", fmt.Sprint(other), "--accept-new-url")
 		if accepted.url != newURL {
 			t.Errorf("served at %s, want %s", accepted.url, newURL)

@@ -46,7 +46,7 @@ func (a *app) explainCommand() *cobra.Command {
 		if at := e.Attempt; at != nil {
 			attempt = "attempt=" + field(at.AttemptNumber) + " attempt_id=" + field(at.AttemptID) + " attempt_status=" + at.Status
 		}
-		a.printf("pipeline_run_id=%d key=%s kind=%s run_date=%s status=%s; %s\n", r.ID, r.Key, r.TriggerKind, field(r.RunDate), r.Status, attempt)
+		a.printf("pipeline_run_id=%d key=%s kind=%s run_date=%s status=%s; %s\n", r.ID, field(r.Key), r.TriggerKind, field(r.RunDate), r.Status, attempt)
 		if e.Paused != nil {
 			a.printf("%s\n", e.Paused.Describe())
 		}

@@ -43,7 +43,9 @@ func (a *app) generateDocsCommand() *cobra.Command {
 			return err
 		}
 		defer s.p.Close()
-		a.record(s.ctx, s.db, cmd, "", "")
+		if err := a.record(s.ctx, s.db, cmd, "", ""); err != nil {
+			return err
+		}
 		folder, err := catalogFolder(s.cfg, *output)
 		if err != nil {
 			return err

@@ -77,7 +77,7 @@ func TestGenerateYmlCommand(t *testing.T) {
 			t.Errorf("remote HAS_DATA: exit %d\n%s", r.Code, r.Stderr)
 		}
 		r = p.Run(nil, "validate", "--pipeline_code", "P")
-		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] P.b: remote mode: depends on a with DEPENDENCY_TYPE = 'HAS_DATA'") {
+		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] P.b: depends on a with DEPENDENCY_TYPE = 'HAS_DATA'") {
 			t.Errorf("remote validate: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if r := p.Run(nil, "generate-yml", "--pipeline_code", "P", "--airflow-version", ">=2.0"); r.Code != 2 || !strings.Contains(r.Stderr, "--airflow-version >=2.0 allows Airflow before 2.2.0") {

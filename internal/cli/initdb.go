@@ -22,16 +22,17 @@ func (a *app) initDBCommand() *cobra.Command {
 			}
 			defer s.db.Close()
 			// The request is recorded once AUD_ACTIONS exists: after the work.
-			defer a.record(s.ctx, s.db, cmd, "", "")
-			res, err := (&migrate.Runner{DB: s.db}).InitDB(s.ctx, force)
-			if err != nil {
-				return err
-			}
-			a.printf("init-db: applied %d statement(s) from the packaged schema\n", res.Statements)
-			if len(res.Recorded) > 0 {
-				a.printf("init-db: recorded %d packaged migration(s) as applied (the schema includes them)\n", len(res.Recorded))
-			}
-			return nil
+			return a.recordAround(s.ctx, s.db, cmd, func() error {
+				res, err := (&migrate.Runner{DB: s.db}).InitDB(s.ctx, force)
+				if err != nil {
+					return err
+				}
+				a.printf("init-db: applied %d statement(s) from the packaged schema\n", res.Statements)
+				if len(res.Recorded) > 0 {
+					a.printf("init-db: recorded %d packaged migration(s) as applied (the schema includes them)\n", len(res.Recorded))
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "apply the schema even though Engine DB tables exist")

@@ -246,11 +246,7 @@ func TestListAndStatusShowTheNextTick(t *testing.T) {
 	t.Parallel()
 	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		yml, err := os.ReadFile(filepath.Join(p.Dir, "craft-connector.yml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Write("craft-connector.yml", strings.Replace(string(yml), "  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n", 1))
+		p.EditConfig("  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n")
 		p.OK("init-db")
 		db := p.DB()
 		b := pipelinetest.New(t, db)
@@ -361,7 +357,7 @@ func TestAuditListsRequestsAndChangesAndWritesNothing(t *testing.T) {
 		db := p.DB()
 		ctx := actor.With(context.Background(), actor.Actor{Name: "bob@test", Kind: actor.Human})
 		req := audit.Request{Command: "pause", PipelineCode: "SALES", Arguments: map[string]any{"reason": "x", "secret": "s3cr3t"}}
-		if err := audit.Record(ctx, db, req); err != nil {
+		if _, err := audit.Record(ctx, db, req); err != nil {
 			t.Fatal(err)
 		}
 		before := rowCounts(t, db)

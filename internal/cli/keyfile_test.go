@@ -198,10 +198,6 @@ func TestEngineDBKeyFileLogin(t *testing.T) {
 	}
 
 	// Without SSL there is no certificate to present.
-	yml, err := os.ReadFile(filepath.Join(p.Dir, "craft-connector.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Write("craft-connector.yml", strings.Replace(string(yml), "sslmode=verify-ca", "sslmode=disable", 1))
+	p.EditConfig("sslmode=verify-ca", "sslmode=disable")
 	e2e.WantExit(t, p.Run(nil, "init-db"), 3, "a client-certificate login (auth_mode key_file) needs SSL")
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/freetext"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
@@ -105,9 +106,12 @@ func (a *app) printTable(t *table, empty string) {
 	}
 }
 
-// field writes one value of a table: nil (and a nil pointer) is empty, a
-// pointer is its value, a float is written in its shortest form. Tabs and
-// line breaks become spaces, so that every row stays one line of fields.
+// field writes one value of a table or of a key=value line: nil (and a nil
+// pointer) is empty, a pointer is its value, a float is written in its
+// shortest form. Tabs and line breaks become spaces, so that every row
+// stays one line of fields, and every other control character (such as a
+// terminal escape in text stored before etl-craft refused them) is written
+// as an escape (freetext.Visible).
 func field(v any) string {
 	rv := reflect.ValueOf(v)
 	for rv.IsValid() && rv.Kind() == reflect.Pointer {
@@ -130,7 +134,7 @@ func field(v any) string {
 	default:
 		s = fmt.Sprint(x)
 	}
-	return strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	return freetext.Visible(strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ", "\r", " ").Replace(s))
 }
 
 // pipelineFlag gives the command --pipeline_code; required reports a missing

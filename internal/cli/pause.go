@@ -57,7 +57,9 @@ func (a *app) pauseOrResume(verb, short, long string,
 		if err := inspect.Ready(s.ctx, s.db); err != nil {
 			return err
 		}
-		a.record(s.ctx, s.db, cmd, pipe.code, "")
+		if err := a.record(s.ctx, s.db, cmd, pipe.code, ""); err != nil {
+			return err
+		}
 		p, err := pipeline.Find(s.ctx, s.db, pipe.code)
 		if err != nil {
 			return err

@@ -29,8 +29,9 @@ func TestPauseAndResumeCommands(t *testing.T) {
 		if r.Code != 0 || r.Stdout != "SALES: paused; etl-craft run starts nothing of it until it is resumed\n" {
 			t.Fatalf("pause: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		e2e.WantExit(t, p.Run(bob, "pause", "--pipeline_code", "SALES", "--reason", "again"), 9,
-			"SALES is already paused by alice@test (HUMAN) since ")
+		again := p.Run(bob, "pause", "--pipeline_code", "SALES", "--reason", "again")
+		e2e.WantExit(t, again, 9, "SALES is already paused by alice@test (HUMAN) since ")
+		e2e.WantExit(t, again, 9, "resume it (etl-craft resume --pipeline_code SALES --reason …) before pausing it again")
 		e2e.WantExit(t, p.Run(bob, "pause", "--pipeline_code", "SALES", "--reason", " "), 2, "--reason is required")
 		e2e.WantExit(t, p.Run(bob, "resume", "--pipeline_code", "SALES"), 2, "--reason is required")
 		e2e.WantExit(t, p.Run(bob, "pause", "--reason", "why"), 2, "--pipeline_code is required")

@@ -35,7 +35,9 @@ func (a *app) reconcileCommand() *cobra.Command {
 			return err
 		}
 		defer s.db.Close()
-		a.record(s.ctx, s.db, cmd, pipe.code, taskCode)
+		if err := a.record(s.ctx, s.db, cmd, pipe.code, taskCode); err != nil {
+			return err
+		}
 		sup := run.New(run.Options{DB: s.db, Logger: a.logger()})
 		rec, err := sup.Reconcile(s.ctx, run.Scope{PipelineCode: pipe.code, TaskCode: taskCode})
 		if err != nil {

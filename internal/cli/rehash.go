@@ -61,7 +61,9 @@ func (a *app) withWarehouse(cmd *cobra.Command, writes bool, fn func(ctx context
 		return exit.Errorf(exit.Configuration, "%s needs the warehouse: add a Warehouse section to %s", cmd.Name(), config.FileName)
 	}
 	if writes {
-		a.record(s.ctx, s.db, cmd, "", "")
+		if err := a.record(s.ctx, s.db, cmd, "", ""); err != nil {
+			return err
+		}
 	}
 	w, release, err := s.p.Warehouse.Acquire(s.ctx)
 	if err != nil {

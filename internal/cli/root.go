@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/freetext"
 	"github.com/etl-craft/etl-craft/internal/suggest"
 )
 
@@ -28,8 +29,16 @@ var Version = "0.1.0"
 
 // Main runs the command line with the arguments (without the program name)
 // and returns the process exit status.
+//
+// Everything written to stdout and stderr passes through a freetext.Writer:
+// text stored by anyone (a reason, a run key, a description) never reaches
+// the terminal with a control character in it.
 func Main(args []string, stdout, stderr io.Writer) (status int) {
-	a := &app{stdout: stdout, stderr: stderr, started: time.Now()}
+	out, errOut := freetext.NewWriter(stdout), freetext.NewWriter(stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	a := &app{stdout: out, stderr: errOut, terminal: stderr, started: time.Now()}
+	stdout, stderr = out, errOut
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -127,6 +136,22 @@ func flagError(cmd *cobra.Command, err error) error {
 	return usagef("%v%s", err, suggest.DidYouMean("--"+missing.GetSpecifiedName(), names))
 }
 
+// checkFreeText refuses a flag whose value holds a control or format
+// character, or is not UTF-8 (freetext.Check), before the command reads or
+// records anything: every value a command may store (a reason, a run key, a
+// token's name) is free text, and no other value needs such a character.
+func checkFreeText(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err == nil {
+			if bad := freetext.Check(f.Value.String()); bad != nil {
+				err = usagef("--%s %v", f.Name, bad)
+			}
+		}
+	})
+	return err
+}
+
 // usageArgs makes every refusal of positional arguments, by cmd and its
 // subcommands, a usage error.
 func usageArgs(cmd *cobra.Command) {
@@ -160,7 +185,10 @@ func (a *app) rootCommand() *cobra.Command {
 			return usagef("no command given")
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return a.setupLogging()
+			if err := a.setupLogging(); err != nil {
+				return err
+			}
+			return checkFreeText(cmd)
 		},
 	}
 	root.SetVersionTemplate("etl-craft {{.Version}}\n")

@@ -123,7 +123,10 @@ func (a *app) supervising(cmd *cobra.Command, pipelineCode, taskCode string) (*s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	a.record(s.ctx, s.db, cmd, pipelineCode, taskCode)
+	if err := a.record(s.ctx, s.db, cmd, pipelineCode, taskCode); err != nil {
+		s.p.Close()
+		return nil, nil, nil, err
+	}
 	return s, s.p.Supervisor(), func() { s.p.Close() }, nil
 }
 

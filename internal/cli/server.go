@@ -27,7 +27,9 @@ func (a *app) serverCommand() *cobra.Command {
 				return err
 			}
 			defer s.p.Close()
-			a.record(s.ctx, s.db, cmd, "", "")
+			if err := a.record(s.ctx, s.db, cmd, "", ""); err != nil {
+				return err
+			}
 			return server.Run(s.ctx, server.Options{Project: s.p, Version: Version, Logger: a.logger(),
 				Handler: api.New(s.p, api.WithLogger(a.logger())),
 				Started: func(id int64, addr string) {

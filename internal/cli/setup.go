@@ -62,20 +62,20 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command, cfg *config.Config)
 		return err
 	}
 	defer p.Close()
-	db := p.DB
-	defer a.record(ctx, db, cmd, "", "")
-	res, err := (&migrate.Runner{DB: db, ProjectDir: dir}).Setup(ctx)
-	if res.Created {
-		a.printf("setup: created the Engine DB tables\n")
-	}
-	for _, f := range res.Applied {
-		a.printf("setup: applied %s\n", f.Name)
-	}
-	if err != nil {
-		return err
-	}
-	if !res.Created && len(res.Applied) == 0 {
-		a.printf("setup: the Engine DB is already up to date\n")
-	}
-	return nil
+	return a.recordAround(ctx, p.DB, cmd, func() error {
+		res, err := (&migrate.Runner{DB: p.DB, ProjectDir: dir, Warn: a.warnNotRead}).Setup(ctx)
+		if res.Created {
+			a.printf("setup: created the Engine DB tables\n")
+		}
+		for _, f := range res.Applied {
+			a.printf("setup: applied %s\n", f.Name)
+		}
+		if err != nil {
+			return err
+		}
+		if !res.Created && len(res.Applied) == 0 {
+			a.printf("setup: the Engine DB is already up to date\n")
+		}
+		return nil
+	})
 }

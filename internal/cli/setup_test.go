@@ -59,8 +59,7 @@ func TestSetupWithAFailingCheckChangesNothing(t *testing.T) {
 	t.Parallel()
 	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		yml, _ := os.ReadFile(filepath.Join(p.Dir, "craft-connector.yml"))
-		p.Write("craft-connector.yml", strings.Replace(string(yml), "jdbc:duckdb:warehouse.duckdb", "\"jdbc:duckdb:\"", 1))
+		p.EditConfig("jdbc:duckdb:warehouse.duckdb", "\"jdbc:duckdb:\"")
 		r := p.Run(nil, "setup")
 		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] Warehouse: an in-memory DuckDB warehouse") ||
 			!strings.HasSuffix(r.Stdout, "setup: nothing changed; fix the failed check(s) and run setup again\n") {

@@ -39,7 +39,7 @@ func (a *app) statusCommand() *cobra.Command {
 			return a.printJSON(st)
 		}
 		a.printf("%s: pipeline_run_id=%d key=%s kind=%s run_date=%s status=%s\n",
-			r.PipelineCode, r.ID, r.Key, r.TriggerKind, field(r.RunDate), r.Status)
+			r.PipelineCode, r.ID, field(r.Key), r.TriggerKind, field(r.RunDate), r.Status)
 		a.printf("start=%s duration_seconds=%s SLA=%s sla_hours=%s\n",
 			field(r.StartDate), field(st.DurationSeconds), field(r.SLAStatus), field(st.Pipeline.SLAInHours))
 		if st.Pipeline.Paused != nil {

@@ -21,7 +21,7 @@ func tokenLine(t apitoken.Token) string {
 		}
 		return t.UTC().Format(apitoken.TimeLayout)
 	}
-	return fmt.Sprintf("%d %s %s expires=%s revoked=%s", t.ID, t.Name, t.Role, ts(t.ExpiresAt), ts(t.RevokedAt))
+	return fmt.Sprintf("%d %s %s expires=%s revoked=%s", t.ID, field(t.Name), t.Role, ts(t.ExpiresAt), ts(t.RevokedAt))
 }
 
 // tokenUsage phrases a refused field of a token request as a usage error
@@ -46,7 +46,10 @@ func (a *app) openTokenChange(cmd *cobra.Command) (*session, error) {
 		s.db.Close()
 		return nil, err
 	}
-	a.record(s.ctx, s.db, cmd, "", "")
+	if err := a.record(s.ctx, s.db, cmd, "", ""); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -118,7 +118,7 @@ func TestTokenCommands(t *testing.T) {
 			t.Fatalf("the printed token does not authenticate: %+v, %v", got, err)
 		}
 
-		r = run("token", "create", "--name", "dashboard", "--role", "VIEWER", "--format", "json")
+		r = run("token", "create", "--name", "dashboard", "--role", "viewer", "--format", "json")
 		var doc tokenDocument
 		if err := jsonUnmarshal(r.Stdout, &doc); err != nil || r.Code != 0 {
 			t.Fatalf("create json: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
@@ -252,7 +252,7 @@ func TestTokenCommands(t *testing.T) {
 			WHERE COMMAND <> 'init-db' ORDER BY ACTION_ID`)
 		want := []string{
 			`token create alice@test {"expires":"90d","log-level":"DEBUG","name":"chat-bot","role":"operator"}`,
-			`token create alice@test {"format":"json","name":"dashboard","role":"VIEWER"}`,
+			`token create alice@test {"format":"json","name":"dashboard","role":"viewer"}`,
 			`token create alice@test {"expires":"","name":"x","role":"viewer"}`,
 			`token create alice@test {"name":"chat-bot","role":"admin"}`,
 			`token create alice@test {"format":"json","name":"chat-bot","role":"operator"}`,

@@ -81,10 +81,11 @@ func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
 	}
 	p.Write("migrations/0002_q.sql", rulesAndAlert)
 	p.OK("migrate")
-	// Before the first run there is no DuckDB file: validate says so once
-	// and creates none.
+	// Before the first run there is no DuckDB file: validate says so once,
+	// as information (every new project is so), and creates none.
 	r := p.Run(nil, "validate", "--pipeline_code", "Q")
-	if r.Code != 1 || !strings.Contains(r.Stdout, "[WARN] warehouse: could not connect (") || !strings.Contains(r.Stdout, "does not exist yet") {
+	if r.Code != 1 || !strings.Contains(r.Stdout, "[INFO] warehouse: the DuckDB warehouse ") || !strings.Contains(r.Stdout, "does not exist yet") ||
+		!strings.Contains(r.Stdout, "checked 1 pipeline(s) and 2 task(s): 2 failed, 0 warning(s)") {
 		t.Errorf("a warehouse file not made yet: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(p.Dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
@@ -97,7 +98,7 @@ func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
 		"[FAIL] Q.alert: EMAIL_SUBJECT is required",
 		"[FAIL] Q.check: business rule bad_sql: BUSINESS_RULE_SQL does not run against main.orders: Binder Error:",
 		"[FAIL] Q.check: business rule no_key: the TARGET_TABLE main.orders has no column order_id (BUSINESS_RULE_KEY_COLUMN)",
-		"[FAIL] Q.check: business rule no_table: the TARGET_TABLE main.nowhere does not exist",
+		"[FAIL] Q.check: business rule no_table: the TARGET_TABLE main.nowhere does not exist, and no task that runs before check creates it",
 		"checked 1 pipeline(s) and 2 task(s): 5 failed, 0 warning(s)",
 	}
 	if r.Code != 1 {

@@ -159,9 +159,12 @@ func FromConfig(cfg *config.Config, wopts *warehouse.Options) (Options, error) {
 // that refusal is exit code 3): cloning never creates it. A mirror that does
 // not exist is created; one that does keeps every column it has, gains the
 // Engine columns it lacks, and has all its rows replaced in one warehouse
-// transaction. A failure stops the clone with an exit code 17 error (a
-// *TableError when a table failed); the tables copied before it are
-// returned with it.
+// transaction. A table with a value the clone cannot read (a *ValueError)
+// fails alone: its mirror keeps its rows, every other table is still
+// copied, and the clone then ends with an exit code 17 error naming each
+// such table, its row and column. Any other failure stops the clone with
+// an exit code 17 error (a *TableError when a table failed). The tables
+// copied are returned with the error.
 func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table, error) {
 	prefixes, ok := scopePrefixes[opts.Scope]
 	if !ok {
@@ -199,6 +202,7 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 	c := copier{db: db, w: w, full: opts.Full, progress: opts.Progress}
 	var out []Table
 	var total int64
+	var failed []error
 	for _, name := range names {
 		mirror := w.Table(opts.Schema, strings.ToUpper(name))
 		start := time.Now()
@@ -212,7 +216,15 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 				// report it in its own words; the cause stays the context's.
 				err = fmt.Errorf("%w: %v", cerr, err)
 			}
-			return out, &exit.Error{Code: exit.Cloning, Err: &TableError{Table: displayName(name), Mirror: mirror.Full(), Err: err}}
+			te := &TableError{Table: displayName(name), Mirror: mirror.Full(), Err: err}
+			var ve *ValueError
+			if ctx.Err() == nil && errors.As(err, &ve) {
+				log.ErrorContext(ctx, "a value of "+te.Table+" cannot be cloned; the other tables are still copied",
+					"table", te.Table, "mirror", te.Mirror, "error", err.Error())
+				failed = append(failed, te)
+				continue
+			}
+			return out, cloneError(append(failed, te))
 		}
 		out = append(out, t)
 		total += t.Rows
@@ -224,11 +236,26 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 			note = " (added " + strings.Join(t.Added, ", ") + ")"
 		}
 		log.DebugContext(ctx, "cloned "+t.Engine+note, "mirror", mirror.Full(), "rows", t.Rows, "copied", t.Copied,
-			"copy", t.Copy(), "why", t.Why, "seconds", secondsSince(start))
+			"copy", t.Copy(), "why", exit.RenderFields(t.Why, func(field string) string { return field }), "seconds", secondsSince(start))
+	}
+	if err := w.Verify(); err != nil {
+		return out, exit.Wrap(exit.Cloning, err, "the clone is lost")
 	}
 	log.InfoContext(ctx, fmt.Sprintf("cloned %d table(s), %d row(s), into the warehouse", len(out), total),
 		"tables", len(out), "rows", total, "seconds", secondsSince(begun))
+	if len(failed) > 0 {
+		return out, cloneError(failed)
+	}
 	return out, nil
+}
+
+// cloneError is the error (exit 17) of a clone whose tables failed, each a
+// *TableError, one per line.
+func cloneError(failed []error) error {
+	if len(failed) == 1 {
+		return &exit.Error{Code: exit.Cloning, Err: failed[0]}
+	}
+	return &exit.Error{Code: exit.Cloning, Err: errors.Join(failed...)}
 }
 
 // Hook returns the clone that ends every run when cloning is on: Run, with

@@ -27,10 +27,11 @@ import (
 // Engine table are still exactly that.
 
 // Why a table was copied in full or incrementally, as the JSON output and
-// the DEBUG log say.
+// the DEBUG log say. A request field is named {field} (exit.RequestFields),
+// for the front end to write its own way.
 const (
 	whyIncremental = "the mirror is as the last clone left it"
-	whyForced      = "a full copy was asked for (--full)"
+	whyForced      = "a full copy was asked for ({full})"
 	whyFirst       = "no clone of this mirror is recorded"
 	whyCreated     = "the mirror was created"
 	whyAdded       = "columns were added to the mirror"

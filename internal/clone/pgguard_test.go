@@ -3,6 +3,8 @@ package clone
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,8 +93,11 @@ func TestAPostgresMirrorsWriteGuardCatchesWhatItCannotSee(t *testing.T) {
 				`CREATE TABLE ` + mirrorSchema + `.pipelines_copy AS SELECT * FROM ` + pipelines,
 				`DROP TABLE ` + pipelines,
 				`ALTER TABLE ` + mirrorSchema + `.pipelines_copy RENAME TO "CFG_PIPELINES"`}},
-			{"the guard table dropped", "*", []string{`DROP TABLE ` + mirrorSchema + `."` + guardTable + `"`,
+			{"the guard sequence dropped", "AUD_ACTIONS", []string{`DROP SEQUENCE ` + mirrorSchema + `."AUD_ACTIONS` + guardSequenceSuffix + `"`,
 				`INSERT INTO ` + actions + ` ("ACTION_ID", "ACTOR", "COMMAND") VALUES (-1, 'someone', 'by hand')`}},
+			{"the guard sequence set by hand", "AUD_ACTIONS", []string{
+				`INSERT INTO ` + actions + ` ("ACTION_ID", "ACTOR", "COMMAND") VALUES (-1, 'someone', 'by hand')`,
+				`SELECT setval('` + mirrorSchema + `."AUD_ACTIONS` + guardSequenceSuffix + `"', 100)`}},
 			{"the guard function replaced", "*", []string{`CREATE OR REPLACE FUNCTION ` + mirrorSchema + `."` + guardFunction + `"() RETURNS trigger
 				LANGUAGE plpgsql SECURITY DEFINER AS $$ BEGIN RETURN NULL; END $$`}},
 		} {
@@ -159,7 +164,10 @@ func TestPostgresMirrorsOfAnOlderCloneGetTheirGuards(t *testing.T) {
 	t.Parallel()
 	eachPGTarget(t, func(t *testing.T, db *engine.DB, tg *target, h *historyMaker) {
 		ctx := context.Background()
-		tg.exec(t, `DROP FUNCTION `+mirrorSchema+`."`+guardFunction+`"() CASCADE`, `DROP TABLE `+mirrorSchema+`."`+guardTable+`"`)
+		tg.exec(t, `DROP FUNCTION `+mirrorSchema+`."`+guardFunction+`"() CASCADE`)
+		for _, seq := range tg.strings(t, `SELECT oid::regclass::text FROM pg_class WHERE relnamespace = '`+mirrorSchema+`'::regnamespace AND relkind = 'S'`) {
+			tg.exec(t, "DROP SEQUENCE "+seq)
+		}
 		for _, ix := range tg.strings(t, `SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = '`+tg.mirror("AUD_ACTIONS")+`'::regclass`) {
 			tg.exec(t, "DROP INDEX "+ix)
 		}
@@ -199,5 +207,116 @@ func TestPostgresMirrorsOfAnOlderCloneGetTheirGuards(t *testing.T) {
 		}
 		h.step()
 		wantFull(t, "the clone after", cloneAndCompare(t, db, tg, "the clone after"))
+	})
+}
+
+// Mirrors guarded by the releases that counted into a table of the schema
+// (ETL_CRAFT_MIRROR_WRITES, one row per mirror, and a function counting
+// there) are each copied in full once, guarded anew, and the table is
+// dropped; from then on they are caught up incrementally.
+func TestTheGuardTableOfAnOlderReleaseIsDropped(t *testing.T) {
+	t.Parallel()
+	eachPGTarget(t, func(t *testing.T, db *engine.DB, tg *target, h *historyMaker) {
+		old := mirrorSchema + `."` + oldGuardTable + `"`
+		// The guard as those releases left it: no sequences, the table, and
+		// the function counting into it, called with no argument.
+		tg.exec(t, `DROP FUNCTION `+mirrorSchema+`."`+guardFunction+`"() CASCADE`)
+		for _, seq := range tg.strings(t, `SELECT oid::regclass::text FROM pg_class WHERE relnamespace = '`+mirrorSchema+`'::regnamespace AND relkind = 'S'`) {
+			tg.exec(t, "DROP SEQUENCE "+seq)
+		}
+		tg.exec(t, `CREATE TABLE `+old+` ("TABLE_OID" oid PRIMARY KEY, "WRITES" bigint NOT NULL)`,
+			`CREATE FUNCTION `+mirrorSchema+`."`+guardFunction+`"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+	INSERT INTO `+old+` AS w ("TABLE_OID", "WRITES") VALUES (TG_RELID, 1)
+		ON CONFLICT ("TABLE_OID") DO UPDATE SET "WRITES" = w."WRITES" + 1;
+	RETURN NULL;
+END $$`)
+		for _, m := range tg.strings(t, `SELECT c.oid::regclass::text FROM pg_class c WHERE c.relnamespace = '`+mirrorSchema+`'::regnamespace AND c.relkind = 'r' AND c.relname <> '`+oldGuardTable+`'`) {
+			tg.exec(t, `CREATE TRIGGER "`+guardTrigger+`" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON `+m+
+				` FOR EACH STATEMENT EXECUTE FUNCTION `+mirrorSchema+`."`+guardFunction+`"()`,
+				`ALTER TABLE `+m+` ENABLE ALWAYS TRIGGER "`+guardTrigger+`"`,
+				`INSERT INTO `+old+` VALUES ('`+m+`'::regclass, 3)`)
+		}
+		h.step()
+		wantFull(t, "the first clone after the upgrade", cloneAndCompare(t, db, tg, "the first clone after the upgrade"), "*")
+		if got := tg.strings(t, `SELECT count(*) FROM pg_class WHERE relnamespace = '`+mirrorSchema+`'::regnamespace AND relname = '`+oldGuardTable+`'`); got[0] != "0" {
+			t.Errorf("the older release's guard table is still there")
+		}
+		if got := tg.guarded(t); len(got) < 10 {
+			t.Errorf("guarded mirrors after the upgrade: %v", got)
+		}
+		h.step()
+		wantFull(t, "the clone after", cloneAndCompare(t, db, tg, "the clone after"))
+	})
+}
+
+// A table of that name that is not the older releases' guard table (other
+// columns) is the team's own, and is left alone.
+func TestATeamsTableNamedLikeTheOldGuardTableIsKept(t *testing.T) {
+	t.Parallel()
+	db := pipelinetest.DB(t, engine.SQLite)
+	tg := newTarget(t, db, warehouse.Postgres)
+	own := mirrorSchema + `."` + oldGuardTable + `"`
+	tg.exec(t, `CREATE TABLE `+own+` (note text)`, `INSERT INTO `+own+` VALUES ('ours')`)
+	h := newHistoryMaker(t, db, 3)
+	h.newRun()
+	if _, err := Run(context.Background(), db, tg.src, tg.options("all")); err != nil {
+		t.Fatal(err)
+	}
+	if got := tg.strings(t, `SELECT note FROM `+own); len(got) != 1 || got[0] != "ours" {
+		t.Errorf("the team's table: %v", got)
+	}
+}
+
+// What a BI tool lists in the warehouse schema, its tables and views, is
+// exactly the copies and the team's own objects, after a first clone and
+// after incremental ones: the write guards add only what hangs on each copy
+// (a trigger, a sequence owned by its key column, an index) and one trigger
+// function.
+func TestTheWarehouseSchemaHoldsOnlyTheCopiesAndTheTeamsObjects(t *testing.T) {
+	t.Parallel()
+	eachTarget(t, func(t *testing.T, db *engine.DB, tg *target) {
+		tg.exec(t, "CREATE TABLE "+mirrorSchema+".team_notes (note VARCHAR)",
+			"CREATE VIEW "+mirrorSchema+".team_runs AS SELECT 1 AS n")
+		h := newHistoryMaker(t, db, 5)
+		h.newRun()
+		var copies []string
+		for range 3 {
+			tables, err := Run(context.Background(), db, tg.src, tg.options("all"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			copies = nil
+			for _, tb := range tables {
+				copies = append(copies, tb.Mirror.Name)
+			}
+			h.step()
+		}
+		want := append(copies, "team_notes", "team_runs")
+		slices.Sort(want)
+		listed := tg.strings(t, `SELECT table_name FROM information_schema.tables WHERE table_schema = '`+mirrorSchema+`'`)
+		slices.Sort(listed)
+		if !slices.Equal(listed, want) || len(copies) < 10 {
+			t.Errorf("the schema lists\n%v\nwant the copies and the team's objects\n%v", listed, want)
+		}
+		if tg.kind != warehouse.Postgres {
+			return
+		}
+		// Besides them: the copies' indexes and sequences, and one function.
+		other := tg.strings(t, `SELECT relkind::text || ' ' || relname FROM pg_class WHERE relnamespace = '`+mirrorSchema+`'::regnamespace
+			AND relkind NOT IN ('r', 'v', 'i')`)
+		for _, o := range other {
+			if !strings.HasPrefix(o, "S ") || !strings.HasSuffix(o, guardSequenceSuffix) {
+				t.Errorf("the schema holds %s", o)
+			}
+		}
+		owned := tg.strings(t, `SELECT count(*) FROM pg_class s JOIN pg_depend d ON d.objid = s.oid AND d.deptype = 'a'
+			WHERE s.relnamespace = '`+mirrorSchema+`'::regnamespace AND s.relkind = 'S'`)
+		if len(other) < 10 || owned[0] != strconv.Itoa(len(other)) {
+			t.Errorf("%d sequences, %s owned by a copy's column", len(other), owned[0])
+		}
+		if got := tg.strings(t, `SELECT proname FROM pg_proc WHERE pronamespace = '`+mirrorSchema+`'::regnamespace`); !slices.Equal(got, []string{guardFunction}) {
+			t.Errorf("functions in the schema: %v", got)
+		}
 	})
 }

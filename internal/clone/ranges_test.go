@@ -2,10 +2,12 @@ package clone
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 )
 
@@ -29,6 +31,11 @@ func TestAFullCopyReadInKeyRangesHoldsEveryRowOnce(t *testing.T) {
 		for _, tb := range tables {
 			if tb.Engine == "AUD_ACTIONS" && (tb.Rows != want || tb.Copied != want || tb.Incremental) {
 				t.Errorf("AUD_ACTIONS cloned as %+v, want %d rows copied in full", tb, want)
+			}
+			// The reason names the request's field; the command line
+			// writes it as its flag.
+			if strings.Contains(tb.Why, "--") || exit.Flags(tb.Why) != "a full copy was asked for (--full)" {
+				t.Errorf("%s was copied in full because %q", tb.Engine, tb.Why)
 			}
 		}
 		mirror := tg.mirror("AUD_ACTIONS")

@@ -224,13 +224,40 @@ func (s *scanner) scan(row []any) (bool, error) {
 	}
 	for i, c := range s.cols {
 		if c.typ == warehouse.Timestamp || c.typ == warehouse.Date {
-			var err error
-			if row[i], err = timeValue(row[i]); err != nil {
-				return false, fmt.Errorf("column %s: %w", c.Name, err)
+			v, err := timeValue(row[i])
+			if err != nil {
+				return false, &ValueError{KeyColumn: s.cols[0].Name, Key: keyText(row[0]), Column: c.Name, Err: err}
 			}
+			row[i] = v
 		}
 	}
 	return true, nil
+}
+
+// ValueError is a value of one row of an Engine DB table that a clone
+// cannot read as its column's type. The row is named by its first column,
+// the table's id.
+type ValueError struct {
+	KeyColumn, Key string
+	Column         string
+	Err            error
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("the row with %s %s: column %s: %v", e.KeyColumn, e.Key, e.Column, e.Err)
+}
+
+func (e *ValueError) Unwrap() error { return e.Err }
+
+// keyText writes a row's key as a message names it.
+func keyText(v any) string {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case nil:
+		return "NULL"
+	}
+	return fmt.Sprint(v)
 }
 
 func (s *scanner) close() { s.rows.Close() }

@@ -214,7 +214,16 @@ type Engine struct {
 	// SQLite.
 	Schema string
 	Auth
+	// BusyTimeoutSeconds is how long a write waits for a lock another
+	// writer holds before it fails (engine.Options.BusyTimeout).
+	BusyTimeoutSeconds int
 }
+
+// The bounds of Engine.busy_timeout_seconds: the default, and the most.
+const (
+	DefaultBusyTimeoutSeconds = 60
+	MaxBusyTimeoutSeconds     = 3600
+)
 
 // The Engine DB kinds.
 const (

@@ -27,10 +27,13 @@ func (l *loader) engine(cfg *Config, top *mapping) error {
 	if s.blocks == 0 {
 		return l.fail(f.line, "Engine", "needs at least one profile block (dev, prod, ...) holding jdbc_url and schema (see %s)", ExamplePath)
 	}
-	if err := f.unknown(append([]string{"Name"}, connectionKeys...)); err != nil {
+	if err := f.unknown(append([]string{"Name", "busy_timeout_seconds"}, connectionKeys...)); err != nil {
 		return err
 	}
 	e := Engine{Profile: s.profile}
+	if e.BusyTimeoutSeconds, err = f.number("busy_timeout_seconds", DefaultBusyTimeoutSeconds, 1, MaxBusyTimeoutSeconds); err != nil {
+		return err
+	}
 	raw, err := f.required("jdbc_url")
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // value is one scalar setting after resolution.
@@ -55,6 +55,7 @@ func (l *loader) resolve(e entry, n *yaml.Node, profile, field string) value {
 		if val, ok := l.src.values[name]; ok {
 			v.variable = name
 			v.text = strings.TrimSpace(val)
+			l.withhold(val, name)
 		}
 	}
 	l.record(Setting{Path: e.path, Line: n.Line, Written: v.written, Variable: v.variable})
@@ -197,24 +198,42 @@ func (f *fields) flag(key string, def bool) (bool, error) {
 
 var asciiDigits = regexp.MustCompile(`^[0-9]+$`)
 
-// unbounded is the upper bound of whole numbers without one of their own.
-const unbounded = math.MaxInt32
+// MaxWhole is the bound of whole numbers without one of their own, settings
+// and task parameters alike: 2147483647, so that as many seconds still fit
+// a time.Duration.
+const MaxWhole = math.MaxInt32
 
-// whole returns key as a whole number from lo to hi, nil when absent. A YAML
-// integer or a string of ASCII digits is accepted; booleans, signs and other
-// digits are not.
+// WholeNumber reads text as a whole number from lo to hi (MaxWhole for no
+// bound of its own), written with the digits 0-9 only: no sign, decimals or
+// other digits. When it is not one, want says what it must be, such as "a
+// whole number of at least 0" or "a whole number from 1 to 65535", for a
+// message "must be <want>; got '<text>'". Settings and task parameters
+// share this rule and its words.
+func WholeNumber(text string, lo, hi int) (n int, want string, ok bool) {
+	n, err := strconv.Atoi(text)
+	if asciiDigits.MatchString(text) && err == nil && lo <= n && n <= hi {
+		return n, "", true
+	}
+	if hi == MaxWhole && (!asciiDigits.MatchString(text) || (err == nil && n < lo)) {
+		return 0, fmt.Sprintf("a whole number of at least %d", lo), false
+	}
+	return 0, fmt.Sprintf("a whole number from %d to %d", lo, hi), false
+}
+
+// whole returns key as a whole number from lo to hi (see WholeNumber), nil
+// when absent. A YAML integer or a string is accepted; a boolean is not.
 func (f *fields) whole(key string, lo, hi int) (*int, error) {
 	v, err := f.get(key)
 	if err != nil || !v.set {
 		return nil, err
 	}
-	n, convErr := strconv.Atoi(v.text)
-	if (v.tag != "!!int" && v.tag != "!!str") || !asciiDigits.MatchString(v.text) || convErr != nil || n < lo || n > hi {
-		bounds := fmt.Sprintf("from %d to %d", lo, hi)
-		if hi == unbounded {
-			bounds = fmt.Sprintf("of at least %d", lo)
-		}
-		return nil, f.l.bad(v, "must be a whole number %s; got '%s'", bounds, v.text)
+	text := v.text
+	if v.tag != "!!int" && v.tag != "!!str" {
+		text = "" // a boolean, or a value tagged as another type, is no whole number
+	}
+	n, want, ok := WholeNumber(text, lo, hi)
+	if !ok {
+		return nil, f.l.bad(v, "must be %s; got '%s'", want, v.text)
 	}
 	return &n, nil
 }
@@ -297,6 +316,7 @@ func (f *fields) secret(key string) (string, error) {
 	}
 	name := f.l.src.choose(written, f.profile, key)
 	val, set := f.l.src.values[name]
+	f.l.withhold(val, name)
 	if f.l.deferSecrets && (!set || strings.TrimSpace(val) == "") {
 		f.l.record(Setting{Path: e.path, Line: n.Line, Written: written, Variable: name})
 		return name, nil
@@ -328,17 +348,24 @@ func (f *fields) sub(key string) (*fields, error) {
 	return &fields{l: f.l, where: e.path, line: e.line, profile: f.profile, m: mappingOf(e.value, e.path)}, nil
 }
 
-// unknown refuses keys not in allowed, naming each with the nearest allowed
-// key.
+// maxListed is how many findings one message lists; the rest are counted.
+const maxListed = 20
+
+// unknown refuses keys not in allowed, naming each of the first maxListed
+// with the nearest allowed key and counting the rest.
 func (f *fields) unknown(allowed []string) error {
 	var bad []string
-	line := 0
+	line, more := 0, 0
 	for _, e := range f.m.entries {
 		if slices.Contains(allowed, e.key) {
 			continue
 		}
 		if line == 0 {
 			line = e.line
+		}
+		if len(bad) == maxListed {
+			more++
+			continue
 		}
 		named := "'" + e.key + "'"
 		if near := suggest.Nearest(e.key, allowed); len(near) > 0 {
@@ -349,6 +376,9 @@ func (f *fields) unknown(allowed []string) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return f.l.fail(line, f.where, "unknown key %s; the keys read here are %s",
-		strings.Join(bad, ", "), strings.Join(allowed, ", "))
+	list := strings.Join(bad, ", ")
+	if more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return f.l.fail(line, f.where, "unknown key %s; the keys read here are %s", list, strings.Join(allowed, ", "))
 }

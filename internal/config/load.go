@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 )
@@ -20,6 +20,10 @@ var sectionOrder = []string{"Secrets", "Orchestration", "Engine", "Warehouse", "
 // earlierLayout lists the top-level keys of file layouts that are no longer
 // read.
 var earlierLayout = []string{"Dag_defaults", "Email", "Execution", "Orchestrator", "Postgres", "Source"}
+
+// MaxFileBytes bounds the size of a craft-connector.yml, and so the memory
+// reading one takes: a real file is a few kilobytes.
+const MaxFileBytes = 1 << 20
 
 // loader carries what reading one file needs: where it is, the variables
 // settings resolve against, and the record of every resolution.
@@ -33,6 +37,98 @@ type loader struct {
 	// deferSecrets keeps an unset or blank secret variable's name instead of
 	// failing, for doctor to report with the other checks.
 	deferSecrets bool
+	// withheld are the values read from variables: no message shows them.
+	withheld []withheldValue
+}
+
+// withheldValue is a value read from a variable, and the variable.
+type withheldValue struct{ value, variable string }
+
+// withhold notes a value read from a variable, so that no message of the
+// file shows it: the variables of the secrets source are secrets, whatever
+// setting names them.
+func (l *loader) withhold(value, variable string) {
+	if value = strings.TrimSpace(value); value != "" {
+		l.withheld = append(l.withheld, withheldValue{value, variable})
+	}
+}
+
+// shown returns the arguments of a message with every value read from a
+// variable, and every part of one that a check took out of it, replaced
+// (see replaceWithheld), wherever a text, an error or a Stringer holds them.
+func (l *loader) shown(args []any) []any {
+	if len(l.withheld) == 0 {
+		return args
+	}
+	out := make([]any, len(args))
+	for i, a := range args {
+		switch x := a.(type) {
+		case string:
+			a = l.replaceWithheld(x)
+		case error:
+			a = l.replaceWithheld(x.Error())
+		case fmt.Stringer:
+			a = l.replaceWithheld(x.String())
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// minWithheldPart is the length from which a run of a withheld value's
+// bytes is replaced wherever it appears; a shorter value is replaced only
+// whole, between word boundaries, so that "4" does not eat the 4 of "64".
+const minWithheldPart = 8
+
+// replaceWithheld replaces in s, by <value of NAME>, every withheld value
+// and every run of at least minWithheldPart bytes of one, such as the file
+// a checked URL names.
+func (l *loader) replaceWithheld(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		n, variable := l.withheldAt(s, i)
+		if n == 0 {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		b.WriteString("<value of " + variable + ">")
+		i += n
+	}
+	return b.String()
+}
+
+// withheldAt returns the length of the longest withheld run starting at
+// s[i], and the variable it comes from; 0 when there is none.
+func (l *loader) withheldAt(s string, i int) (int, string) {
+	best, variable := 0, ""
+	for _, w := range l.withheld {
+		if len(w.value) < minWithheldPart {
+			if strings.HasPrefix(s[i:], w.value) && !wordByte(s, i-1) && !wordByte(s, i+len(w.value)) && len(w.value) > best {
+				best, variable = len(w.value), w.variable
+			}
+			continue
+		}
+		for j := range w.value {
+			n := 0
+			for i+n < len(s) && j+n < len(w.value) && s[i+n] == w.value[j+n] {
+				n++
+			}
+			if n >= minWithheldPart && n > best {
+				best, variable = n, w.variable
+			}
+		}
+	}
+	return best, variable
+}
+
+// wordByte reports whether s has a letter, digit or underscore at i.
+func wordByte(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // Load reads, resolves and validates the craft-connector.yml at path. Every
@@ -59,6 +155,11 @@ func load(path string, deferSecrets bool) (*Config, error) {
 	if info.IsDir() {
 		return nil, exit.Errorf(exit.Configuration,
 			"%s is a folder; --config names the craft-connector.yml file itself", abs)
+	}
+	if info.Size() > MaxFileBytes {
+		return nil, exit.Errorf(exit.Configuration,
+			"%s is %d bytes, more than the %d a craft-connector.yml may have: it cannot be a configuration file; check that --config names the right file",
+			abs, info.Size(), MaxFileBytes)
 	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
@@ -100,8 +201,10 @@ func (l *loader) load(data []byte) (*Config, error) {
 }
 
 // fail returns an exit.Configuration error: "<file>:<line>: <where>: <msg>".
-// A zero line or an empty where is left out.
+// A zero line or an empty where is left out. No value read from a variable
+// appears in it (see shown).
 func (l *loader) fail(line int, where, format string, args ...any) error {
+	args = l.shown(args)
 	var b strings.Builder
 	b.WriteString(l.file)
 	if line > 0 {

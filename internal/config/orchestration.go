@@ -55,7 +55,7 @@ func (l *loader) orchestration(cfg *Config, top *mapping) error {
 		{"Gate_wait_minutes", &o.GateWaitMinutes, DefaultGateWaitMinutes, 0},
 	}
 	for _, n := range numbers {
-		if *n.into, err = f.number(n.key, n.def, n.lo, unbounded); err != nil {
+		if *n.into, err = f.number(n.key, n.def, n.lo, MaxWhole); err != nil {
 			return err
 		}
 	}
@@ -114,10 +114,10 @@ func dagDefaults(f *fields, o *Orchestration) error {
 			return err
 		}
 	}
-	if o.Retries, err = f.whole("Retries", 0, unbounded); err != nil {
+	if o.Retries, err = f.whole("Retries", 0, MaxWhole); err != nil {
 		return err
 	}
-	if o.RetryDelayMinutes, err = f.whole("Retry_delay_minutes", 0, unbounded); err != nil {
+	if o.RetryDelayMinutes, err = f.whole("Retry_delay_minutes", 0, MaxWhole); err != nil {
 		return err
 	}
 	if o.Tags, err = f.list("Tags"); err != nil {

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
+	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // entry is one key of a YAML mapping: its name, where it is written and its
@@ -38,21 +37,18 @@ func (m *mapping) get(key string) (entry, bool) {
 	return entry{}, false
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
 // parseYAML reads the file's single YAML document. An empty file gives nil.
 func (l *loader) parseYAML(data []byte) (*yaml.Node, error) {
+	if err := l.checkUTF8(data); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		line := 0
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		return nil, l.fail(line, "", "this is not valid YAML: %v", err)
+		return nil, l.syntaxError(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -66,6 +62,54 @@ func (l *loader) parseYAML(data []byte) (*yaml.Node, error) {
 		return nil, err
 	}
 	return root, nil
+}
+
+// utf16 are the byte-order marks of a UTF-16 file, which YAML reads too.
+var utf16 = [][]byte{{0xfe, 0xff}, {0xff, 0xfe}}
+
+// checkUTF8 refuses text that is not UTF-8, naming the line and column of
+// the first byte that is not.
+func (l *loader) checkUTF8(data []byte) error {
+	if utf8.Valid(data) || bytes.HasPrefix(data, utf16[0]) || bytes.HasPrefix(data, utf16[1]) {
+		return nil
+	}
+	line, start := 1, 0
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return l.fail(line, "", "this is not UTF-8 text: the byte 0x%02x in column %d is not; save the file as UTF-8",
+				data[i], utf8.RuneCount(data[start:i])+1)
+		}
+		if data[i] == '\n' {
+			line, start = line+1, i+1
+		}
+		i += n
+	}
+	return nil
+}
+
+// openers name what the parser was inside when it failed, for the
+// constructs that must be closed: a bracket or a quote left open is the
+// usual mistake, so the line that opens one is where to look.
+var openers = map[string]string{
+	"while parsing a flow mapping":   "flow mapping { … }",
+	"while parsing a flow sequence":  "flow sequence [ … ]",
+	"while scanning a quoted scalar": "quoted text",
+}
+
+// syntaxError is the parser's refusal of the file, at the line where the
+// parser found the problem, or, inside a flow collection ({…} or […]) or
+// quoted text that spans lines, at the line that opens it.
+func (l *loader) syntaxError(err error) error {
+	var le *yaml.LoadError
+	if !errors.As(err, &le) {
+		return l.fail(0, "", "this is not valid YAML: %v", err)
+	}
+	if what, ok := openers[le.ContextMsg]; ok && le.ContextMark.Line > 0 && le.ContextMark.Line != le.Mark.Line {
+		return l.fail(le.ContextMark.Line, "", "this is not valid YAML: %s on line %d, inside the %s that starts here (column %d)",
+			le.Message, le.Mark.Line, what, le.ContextMark.Column)
+	}
+	return l.fail(le.Mark.Line, "", "this is not valid YAML: %s", le.Message)
 }
 
 // checkDuplicates refuses a key written twice in one mapping, at any depth,

@@ -33,7 +33,7 @@ func Export(ctx context.Context, db *engine.DB, dir string, force bool) (Exporte
 		for _, f := range files {
 			path := filepath.Join(dir, f.name)
 			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-				return Exported{}, exit.Errorf(exit.ConfigFiles, "%s exists already: pass force to overwrite the config files", path)
+				return Exported{}, exit.Fieldf(exit.ConfigFiles, "%s exists already: pass {force} to overwrite the config files", path)
 			}
 		}
 	}

@@ -258,6 +258,10 @@ func TestGenerateYmlAllowScheduleAndDefaults(t *testing.T) {
 	b.Exec(`UPDATE CFG_PIPELINES SET PIPELINE_PARAMETERS = '{"RETRIES": "many"}' WHERE PIPELINE_CODE = 'UP'`)
 	_, err = dag.Pipeline(load(t, db, "UP"), options(o))
 	wantCode(t, err, exit.Metadata, "PIPELINE_PARAMETERS of UP: RETRIES must be a whole number")
+	// Minutes are bounded as the configuration file bounds them.
+	b.Exec(`UPDATE CFG_PIPELINES SET PIPELINE_PARAMETERS = '{"RETRY_DELAY_MINUTES": 1000000000000000}' WHERE PIPELINE_CODE = 'UP'`)
+	_, err = dag.Pipeline(load(t, db, "UP"), options(o))
+	wantCode(t, err, exit.Metadata, "PIPELINE_PARAMETERS of UP: RETRY_DELAY_MINUTES must be a whole number from 0 to 2147483647; got 1e+15")
 }
 
 func TestGenerateYmlAirflowVersion(t *testing.T) {

@@ -3,6 +3,7 @@ package dag
 // Trigger rules, sensor states, DAG defaults and the Airflow version range.
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -216,12 +217,19 @@ func (r *paramReader) flag(name string, def *bool, builtin bool) bool {
 	return builtin
 }
 
+// whole reads a whole number by the configuration file's rule and bound
+// (config.WholeNumber).
 func (r *paramReader) whole(name string, def *int, builtin int) int {
 	if v, ok := r.params[name]; ok {
-		if f, ok := v.(float64); ok && f >= 0 && f == float64(int(f)) {
-			return int(f)
+		text := fmt.Sprint(v)
+		if f, isNumber := v.(float64); isNumber {
+			text = strconv.FormatFloat(f, 'f', -1, 64)
 		}
-		r.bad(name, "a whole number of at least 0")
+		n, want, ok := config.WholeNumber(text, 0, config.MaxWhole)
+		if ok {
+			return n
+		}
+		r.bad(name, want)
 	}
 	if def != nil {
 		return *def

@@ -146,7 +146,12 @@ func TestTheSiteWorksInABrowserFromFileURLs(t *testing.T) {
 
 	// A table's lineage graph has one box per upstream table, laid out, and
 	// a box opens its table.
-	do(t, ctx, chromedp.Navigate(fileURL("table-mart.revenue_report.html")), chromedp.WaitVisible(css(`#lineage-graph[data-drawn="true"] svg`)))
+	// Its page is tables/<schema>.<table>.html; a link to its older address
+	// (shared before) leads there, the column named after # kept.
+	do(t, ctx, chromedp.Navigate(fileURL("table-mart.revenue_report.html")+"#col"), chromedp.WaitVisible(css(`#lineage-graph[data-drawn="true"] svg`)))
+	if loc := run(t, ctx, chromedp.Location()); !strings.HasSuffix(loc, "/tables/mart.revenue_report.html#col") {
+		t.Errorf("the table's old address opened %s", loc)
+	}
 	upstream := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#lineage-graph g.node[data-role="upstream"]')].map(n => n.dataset.id).sort()`))
 	downstream := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#lineage-graph g.node[data-role="downstream"]')].map(n => n.dataset.id)`))
 	if !slices.Equal(upstream, revenueReportUpstream) || !slices.Equal(downstream, []string{"export.revenue_file"}) {
@@ -157,8 +162,15 @@ func TestTheSiteWorksInABrowserFromFileURLs(t *testing.T) {
 	}
 	screenshot(t, ctx, "catalog-table.png")
 	do(t, ctx, chromedp.Click(css(`#lineage-graph g.node[data-id="mart.customer_revenue"] a`)), chromedp.WaitVisible(css(`#lineage-graph[data-drawn="true"] svg`)))
-	if loc := run(t, ctx, chromedp.Location()); !strings.HasSuffix(loc, "/table-mart.customer_revenue.html") {
+	if loc := run(t, ctx, chromedp.Location()); !strings.HasSuffix(loc, "/tables/mart.customer_revenue.html") {
 		t.Errorf("clicking mart.customer_revenue opened %s", loc)
+	}
+	// From a table's page, the search box's results and the menu lead back
+	// up to the other pages.
+	do(t, ctx, chromedp.SendKeys(css("#search"), "venue_rep"), chromedp.WaitVisible(css("#search-results li a")))
+	do(t, ctx, chromedp.Click(css(`#search-results a[href="../task-REPORTS--revenue_report.html"]`)), chromedp.WaitVisible(css("pre.chroma")))
+	if loc := run(t, ctx, chromedp.Location()); !strings.HasSuffix(loc, "/task-REPORTS--revenue_report.html") || strings.Contains(loc, "/tables/") {
+		t.Errorf("the search result on a table's page opened %s", loc)
 	}
 
 	// The pipeline page draws its task graph, the other pipeline's task it

@@ -186,7 +186,7 @@ func TestWriteTakesOnlyANewEmptyOrMarkedFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`class="chroma"`, "mart.customer_revenue", "SUM", "table-main.customers.html"} {
+	for _, want := range []string{`class="chroma"`, "mart.customer_revenue", "SUM", `href="tables/main.customers.html"`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the task page lacks %q", want)
 		}
@@ -337,21 +337,37 @@ func TestATablePageListsTheColumnEdgesOfAColumnLineage(t *testing.T) {
 	if _, err := docsite.Write(folder, s); err != nil {
 		t.Fatal(err)
 	}
-	dst, err := os.ReadFile(filepath.Join(folder, "table-s.dst.html"))
+	// A table's page is tables/<schema>.<table>.html, as the reference
+	// writes it, and links up from there.
+	dst, err := os.ReadFile(filepath.Join(folder, "tables", "s.dst.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(folder, "table-s.src.html"))
+	src, err := os.ReadFile(filepath.Join(folder, "tables", "s.src.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Columns and their sources", `<td class="mono">total</td>`, "a &#43; b", "no source", `href="table-s.src.html">s.src</a>.id`} {
+	for _, want := range []string{"Columns and their sources", `<td class="mono">total</td>`, "a &#43; b", "no source",
+		`href="../tables/s.src.html">s.src</a>.id`, `href="../task-P--t.html"`, `href="../assets/site.css"`, `data-root="../"`,
+		`<tr data-col="s.dst|total">`, `<tr data-col="s.dst|id">`} {
 		if !strings.Contains(string(dst), want) {
 			t.Errorf("the target's page lacks %q", want)
 		}
 	}
-	if !strings.Contains(string(src), "Columns it feeds") || !strings.Contains(string(src), `href="table-s.dst.html">s.dst</a>.total`) {
+	if !strings.Contains(string(src), "Columns it feeds") || !strings.Contains(string(src), `href="../tables/s.dst.html">s.dst</a>.total`) ||
+		!strings.Contains(string(src), `<tr data-col="s.src|a">`) {
 		t.Errorf("the source's page does not list the columns it feeds:\n%s", src)
+	}
+	// The page's old address, shared before, leads to the new one.
+	old, err := os.ReadFile(filepath.Join(folder, "table-s.dst.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<meta http-equiv="refresh" content="0; url=tables/s.dst.html">`, `<a href="tables/s.dst.html">`,
+		`location.replace("tables/s.dst.html" + location.hash)`} {
+		if !strings.Contains(string(old), want) {
+			t.Errorf("the page at the old address lacks %q:\n%s", want, old)
+		}
 	}
 	if strings.Contains(string(dst), "table-level") {
 		t.Error("a column lineage is shown as table-level")

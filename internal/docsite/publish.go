@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -37,6 +36,7 @@ type Server struct {
 	URL  string
 	http *http.Server
 	ln   net.Listener
+	site *files
 }
 
 // Listen opens the web server of the site in folder on host:port (port 0
@@ -59,7 +59,11 @@ func Listen(folder, host string, port int, allowed []string) (*Server, error) {
 	if err != nil {
 		return nil, exit.Wrap(exit.Configuration, err, "cannot serve the catalog on %s port %d", host, port)
 	}
-	files := http.FileServer(http.Dir(folder))
+	site, err := openFiles(folder)
+	if err != nil {
+		ln.Close()
+		return nil, exit.Wrap(exit.Configuration, err, "cannot open the catalog folder %s", folder)
+	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range headers {
 			w.Header().Set(k, v)
@@ -73,24 +77,11 @@ func Listen(folder, host string, port int, allowed []string) (*Server, error) {
 			fmt.Fprint(w, robots)
 			return
 		}
-		for _, part := range strings.Split(r.URL.Path, "/") {
-			if strings.HasPrefix(part, ".") {
-				http.NotFound(w, r)
-				return
-			}
-		}
-		// A folder is served by its index.html, never listed.
-		if strings.HasSuffix(r.URL.Path, "/") {
-			if _, err := os.Stat(filepath.Join(folder, filepath.FromSlash(r.URL.Path), "index.html")); err != nil {
-				http.NotFound(w, r)
-				return
-			}
-		}
-		files.ServeHTTP(w, r)
+		site.ServeHTTP(w, r)
 	})
 	addr := ln.Addr().(*net.TCPAddr)
 	url := "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port)) + "/"
-	return &Server{URL: url, ln: ln, http: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}, nil
+	return &Server{URL: url, ln: ln, site: site, http: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}, nil
 }
 
 // visitorAllowed reports whether the connecting address is in one of the
@@ -112,10 +103,14 @@ func visitorAllowed(remote string, allowed []netip.Prefix) bool {
 }
 
 // Close stops listening, for a server that will not serve.
-func (s *Server) Close() error { return s.ln.Close() }
+func (s *Server) Close() error {
+	s.site.Close()
+	return s.ln.Close()
+}
 
 // Serve serves until ctx is done, then shuts the server down.
 func (s *Server) Serve(ctx context.Context) error {
+	defer s.site.Close()
 	done := make(chan error, 1)
 	go func() { done <- s.http.Serve(s.ln) }()
 	select {
@@ -172,9 +167,9 @@ func RecordPublication(ctx context.Context, db *engine.DB, url string, acceptNew
 			_, err = tx.ExecContext(ctx, `UPDATE AUD_DOCS_PUBLICATION SET LAST_PUBLISHED = $1
 WHERE DOCS_PUBLICATION_ID = (SELECT MAX(DOCS_PUBLICATION_ID) FROM AUD_DOCS_PUBLICATION)`, tx.TimeArg(now))
 		case before != nil && !acceptNew:
-			return exit.Errorf(exit.Configuration,
+			return exit.Fieldf(exit.Configuration,
 				"the catalog was published at %s, and it is now served at %s; links already shared would break. "+
-					"Serve it at the same address, or accept the new URL to use it from now on", before.URL, url)
+					"Serve it at the same address, or accept the new URL with {accept_new_url} to use it from now on", before.URL, url)
 		default:
 			_, err = tx.ExecContext(ctx, `INSERT INTO AUD_DOCS_PUBLICATION (PUBLISHED_URL, FIRST_PUBLISHED, LAST_PUBLISHED)
 VALUES ($1, $2, $2)`, url, tx.TimeArg(now))

@@ -143,19 +143,38 @@ func (s *Site) Render(dir string) (int, error) {
 	for _, t := range s.Lineage.Tasks {
 		s.traces[t.Task] = t
 	}
-	tmpl, err := s.templates()
+	for _, p := range s.Pipelines {
+		for _, t := range p.Tasks {
+			for _, r := range t.Rules {
+				if tb := s.table(TableName(r.TargetTable, s.DefaultDatabase)); tb != nil {
+					tb.Rules = append(tb.Rules, r)
+				}
+			}
+		}
+	}
+	// root is the way from the page being written up to the site's top
+	// folder: every link a page makes starts from it.
+	var root string
+	tmpl, err := s.templates(func() string { return root })
 	if err != nil {
 		return 0, err
 	}
+	if err := os.MkdirAll(filepath.Join(dir, tablesFolder), 0o755); err != nil {
+		return 0, err
+	}
 	pages := 0
-	write := func(name, which string, p *page) error {
-		p.Site = s
+	render := func(name, which string, data any) error {
+		root = strings.Repeat("../", strings.Count(name, "/"))
 		var b bytes.Buffer
-		if err := tmpl.ExecuteTemplate(&b, which, p); err != nil {
+		if err := tmpl.ExecuteTemplate(&b, which, data); err != nil {
 			return fmt.Errorf("render %s: %w", name, err)
 		}
+		return os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), b.Bytes(), 0o644)
+	}
+	write := func(name, which string, p *page) error {
+		p.Site = s
 		pages++
-		return os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
+		return render(name, which, p)
 	}
 	for _, x := range []struct{ name, tmpl, title string }{
 		{"index.html", "index", "Pipelines"},
@@ -185,6 +204,12 @@ func (s *Site) Render(dir string) (int, error) {
 	}
 	for _, t := range s.Tables {
 		if err := write(tableURL(t.Name), "table", &page{Title: "Table " + t.Name, Table: t, Graph: s.tableGraph(t)}); err != nil {
+			return 0, err
+		}
+		// Links shared into an older catalog, whose table pages were
+		// beside the others, lead to the page where it is now.
+		moved := movedPage{Title: "Table " + t.Name, To: tableURL(t.Name)}
+		if err := render(oldTableURL(t.Name), "moved", moved); err != nil {
 			return 0, err
 		}
 	}
@@ -336,7 +361,27 @@ func highlight(sql string) template.HTML {
 	return template.HTML(b.String())
 }
 
-func (s *Site) templates() (*template.Template, error) {
+// movedPage is a page that only sends the reader on to where a page is now.
+type movedPage struct {
+	Title string
+	To    string // the page, from the site's top folder
+}
+
+// table returns the table of that name, nil when the lineage names none.
+func (s *Site) table(name string) *Table {
+	for _, t := range s.Tables {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// templates parses the pages' templates. root gives the way up from the
+// page being rendered to the site's top folder, which every link the
+// templates write starts with.
+func (s *Site) templates(root func() string) (*template.Template, error) {
+	up := func(url string) string { return root() + url }
 	return template.New("site").Funcs(template.FuncMap{
 		"when": func(t time.Time) string {
 			if t.IsZero() {
@@ -352,16 +397,21 @@ func (s *Site) templates() (*template.Template, error) {
 		},
 		"pct":         func(f float64) string { return fmt.Sprintf("%.0f%%", f) },
 		"lower":       strings.ToLower,
-		"pipeURL":     pipeURL,
-		"taskURL":     taskURL,
-		"taskNameURL": taskNameURL,
-		"tableURL":    func(name string) string { return tableURL(TableName(name, s.DefaultDatabase)) },
+		"root":        root,
+		"pipeURL":     func(code string) string { return up(pipeURL(code)) },
+		"taskURL":     func(t *Task) string { return up(taskURL(t)) },
+		"taskNameURL": func(name string) string { return up(taskNameURL(name)) },
+		"tableURL":    func(name string) string { return up(tableURL(TableName(name, s.DefaultDatabase))) },
+		"columnKey":   func(table, column string) string { return table + "|" + column },
 		"highlight":   highlight,
 	}).ParseFS(templateFS, "templates/site.html")
 }
 
-// pipeURL, taskURL and tableURL are the pages' file names, all in the
-// site's top folder so that every link is relative to it.
+// pipeURL, taskURL and tableURL are the pages' paths from the site's top
+// folder: the pipelines' and tasks' pages are in it, the tables' in
+// tablesFolder (where the reference puts them). The search index and the
+// graphs' data give these paths; the pages' script starts each from the
+// way up to the top folder.
 func pipeURL(code string) string { return "pipeline-" + slug(code) + ".html" }
 
 func taskURL(t *Task) string { return "task-" + slug(t.Pipeline) + "--" + slug(t.Code) + ".html" }
@@ -372,7 +422,14 @@ func taskNameURL(name string) string {
 	return taskURL(&Task{Pipeline: pipe, Code: task})
 }
 
-func tableURL(name string) string { return "table-" + slug(name) + ".html" }
+// tablesFolder holds the tables' pages, tables/<schema>.<table>.html.
+const tablesFolder = "tables"
+
+func tableURL(name string) string { return tablesFolder + "/" + slug(name) + ".html" }
+
+// oldTableURL is where catalogs before 0.2 put a table's page; a page there
+// now sends the reader on to tableURL.
+func oldTableURL(name string) string { return "table-" + slug(name) + ".html" }
 
 // slug writes a name for a file name: letters, digits, _ and . as they are,
 // any other byte as ~ and its hex value, so different names stay different.

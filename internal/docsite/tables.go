@@ -22,6 +22,8 @@ type Table struct {
 	In, Out []Edge
 	// Columns are its columns in the warehouse, with --with-warehouse.
 	Columns []warehouse.ColumnInfo
+	// Rules are the business rules whose TARGET_TABLE it is.
+	Rules []*Rule
 }
 
 // tables returns every table the lineage names, sorted by name, and which

@@ -70,6 +70,9 @@ func (d *doctor) engineDB(ctx context.Context) {
 	default:
 		d.add(OK, "Engine DB migrations", "up to date%s", from)
 	}
+	for _, msg := range st.Ignored {
+		d.add(Warn, "Migrations folder", "%s", msg)
+	}
 }
 
 // connect opens the Engine DB. A SQLite file that does not exist yet is not

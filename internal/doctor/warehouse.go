@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/authmode"
@@ -46,6 +47,10 @@ func (d *doctor) warehouse(ctx context.Context) {
 		}
 		d.add(OK, "Warehouse writers", "a DuckDB file has one writer at a time: tasks and clones queue on the Engine DB's warehouse lock")
 		if _, err := os.Stat(o.Path); errors.Is(err, fs.ErrNotExist) {
+			if err := canCreateIn(filepath.Dir(o.Path)); err != nil {
+				d.add(Fail, "Warehouse connection", "DuckDB, %s does not exist yet, and the first run cannot create it: %v", o.Path, err)
+				return
+			}
 			if w.Schema == "main" {
 				d.add(OK, "Warehouse connection", "DuckDB, %s does not exist yet: the first run creates it, with its schema main", o.Path)
 			} else {
@@ -64,6 +69,26 @@ func (d *doctor) warehouse(ctx context.Context) {
 		}
 	}
 	d.probeWarehouse(ctx, o, w)
+}
+
+// canCreateIn checks that a file can be created in the folder: it exists,
+// and a file made there (and removed at once) is allowed.
+func canCreateIn(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("its folder %s does not exist; create it, or name a file in a folder that exists", dir)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	f, err := os.CreateTemp(dir, ".etl-craft-doctor-*")
+	if err != nil {
+		return fmt.Errorf("no file can be created in its folder %s (%v); give the deployment account write access to it", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func (d *doctor) probeWarehouse(ctx context.Context, o warehouse.Options, w *config.Warehouse) {

@@ -62,6 +62,12 @@ type Options struct {
 	Schema string
 	// ConnectTimeout bounds each PostgreSQL connection attempt; zero means 10 s.
 	ConnectTimeout time.Duration
+	// BusyTimeout is how long a write waits for a lock another writer
+	// holds before it fails (exit 12): on SQLite the whole wait of a write
+	// transaction for the database, in this process's queue and for
+	// another process's write lock together; on PostgreSQL every lock wait
+	// of a BoundedTx. Zero means DefaultBusyTimeout.
+	BusyTimeout time.Duration
 }
 
 // maxIdleConns is how many unused connections an Engine DB keeps open.
@@ -72,7 +78,7 @@ type DB struct {
 	sql     *sql.DB
 	d       dialect
 	opts    Options
-	writers writerLock
+	writers *writerLock
 }
 
 // Open connects to the Engine DB and checks that it is reachable. A SQLite
@@ -91,7 +97,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	// for the next statement instead of opening one per statement.
 	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxIdleTime(time.Minute)
-	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities())}
+	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities(), opts.busyTimeout())}
 	if err := d.check(ctx, e); err != nil {
 		db.Close()
 		return nil, err
@@ -174,6 +180,11 @@ func (db *DB) TimeArg(t time.Time) any { return db.d.timeArg(t) }
 // IsUniqueViolation reports whether err is a unique-constraint violation.
 func (db *DB) IsUniqueViolation(err error) bool { return db.d.isUniqueViolation(err) }
 
+// IsBusy reports whether err says a write waited the whole busy timeout
+// for a lock another writer held: another process's on SQLite, another
+// session's on PostgreSQL. Such an error IsUnavailable too.
+func (db *DB) IsBusy(err error) bool { return isBusyWait(err) || db.d.isBusy(err) }
+
 // IsUnavailable reports whether err says the Engine DB could not be reached
 // or used at all (its server down, refusing connections or shutting down, its
 // file unopenable or locked past the busy timeout), rather than refusing
@@ -183,7 +194,7 @@ func (db *DB) IsUnavailable(err error) bool {
 		return true
 	}
 	var ne net.Error
-	return errors.As(err, &ne) || db.d.isUnavailable(err)
+	return errors.As(err, &ne) || db.IsBusy(err) || db.d.isUnavailable(err)
 }
 
 // Schema returns the schema that holds the Engine DB tables: the configured
@@ -302,13 +313,30 @@ func ScopeOf(ctx context.Context) Scope {
 // purpose and migration. It commits when fn returns nil and rolls back
 // otherwise. On a SingleWriter Engine DB (SQLite, whose transactions all
 // begin IMMEDIATE, as writers) it holds the process's writer lock from
-// begin to commit, so fn must not begin another transaction of db.
+// begin to commit, so fn must not begin another transaction of db; waiting
+// for that lock and for the database's own write lock together lasts at
+// most the busy timeout, after which it fails (exit 12) naming the holder:
+// another process, or another write transaction of this process.
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
-	if err := db.writers.lock(ctx); err != nil {
+	return db.tx(ctx, false, fn)
+}
+
+// BoundedTx is Tx whose every wait for a lock another writer holds ends
+// after the busy timeout (Options.BusyTimeout) with an error that
+// IsUnavailable: SQLite's waits always do; on PostgreSQL it sets the
+// transaction's lock_timeout. A request that must not wait longer than a
+// client would, such as the record of a request, uses it.
+func (db *DB) BoundedTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return db.tx(ctx, true, fn)
+}
+
+func (db *DB) tx(ctx context.Context, bounded bool, fn func(tx *Tx) error) (err error) {
+	waited, err := db.writers.lock(ctx)
+	if err != nil {
 		return err
 	}
 	defer db.writers.unlock()
-	tx, conn, err := db.begin(ctx)
+	tx, conn, err := db.begin(ctx, waited, bounded)
 	if err != nil {
 		return err
 	}
@@ -325,15 +353,19 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		}
 		conn.Close()
 	}()
-	return fn(tx)
+	err = fn(tx)
+	if bounded && err != nil && db.d.isBusy(err) {
+		err = busy(err, "another session holds a lock this write needs: waited %s, the busy timeout", db.BusyTimeout())
+	}
+	return err
 }
 
-func (db *DB) begin(ctx context.Context) (*Tx, *sql.Conn, error) {
+func (db *DB) begin(ctx context.Context, waited time.Duration, bounded bool) (*Tx, *sql.Conn, error) {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return nil, nil, exit.Wrap(exit.EngineDB, err, "could not connect to the Engine DB")
 	}
-	tx, err := db.beginOn(ctx, conn)
+	tx, err := db.beginOn(ctx, conn, waited, bounded)
 	if err != nil {
 		conn.Close()
 		return nil, nil, err
@@ -342,20 +374,45 @@ func (db *DB) begin(ctx context.Context) (*Tx, *sql.Conn, error) {
 }
 
 // beginOn begins a transaction on conn that carries the context's actor,
-// purpose and migration. The caller keeps conn.
-func (db *DB) beginOn(ctx context.Context, conn *sql.Conn) (*Tx, error) {
+// purpose and migration, after waited on the in-process writer lock: the
+// begin waits for the database no longer than what is left of the busy
+// timeout, and a bounded transaction's lock waits end with it too. The
+// caller keeps conn.
+func (db *DB) beginOn(ctx context.Context, conn *sql.Conn, waited time.Duration, bounded bool) (*Tx, error) {
 	var state *connState
 	if err := conn.Raw(func(dc any) error { state = db.d.connState(dc); return nil }); err != nil {
 		return nil, err
 	}
-	sqlTx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
+	timeout := db.BusyTimeout()
+	if waited > 0 {
+		if err := db.d.setBeginWait(ctx, conn, beginWait(timeout, waited)); err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not set how long the transaction waits for the Engine DB")
+		}
+		defer func() {
+			if err := db.d.setBeginWait(context.WithoutCancel(ctx), conn, timeout); err != nil {
+				conn.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool with a shorter wait
+			}
+		}()
+	}
+	var sqlTx *sql.Tx
+	var err error
+	db.writers.waiting(func() { sqlTx, err = conn.BeginTx(ctx, nil) })
+	switch {
+	case err != nil && db.d.isBusy(err):
+		return nil, busy(err, "%s: waited %s, the busy timeout", anotherProcess, timeout)
+	case err != nil:
 		return nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
 	}
 	tx := &Tx{tx: sqlTx, d: db.d, state: state}
 	if err := db.d.setScope(ctx, tx, ScopeOf(ctx)); err != nil {
 		sqlTx.Rollback()
 		return nil, exit.Wrap(exit.EngineDB, err, "could not set the transaction's actor")
+	}
+	if bounded {
+		if err := db.d.boundLocks(ctx, tx, timeout); err != nil {
+			sqlTx.Rollback()
+			return nil, exit.Wrap(exit.EngineDB, err, "could not bound the transaction's lock waits")
+		}
 	}
 	return tx, nil
 }
@@ -371,6 +428,13 @@ type dialect interface {
 	jsonParam(n int) string
 	isUniqueViolation(err error) bool
 	isUnavailable(err error) bool
+	// isBusy: a lock another writer holds outlasted the wait.
+	isBusy(err error) bool
+	// setBeginWait sets how long the next BEGIN on conn waits for the
+	// database's write lock (SQLite's busy timeout).
+	setBeginWait(ctx context.Context, conn *sql.Conn, d time.Duration) error
+	// boundLocks ends every lock wait of tx after d.
+	boundLocks(ctx context.Context, tx *Tx, d time.Duration) error
 	connState(driverConn any) *connState
 	setScope(ctx context.Context, tx *Tx, s Scope) error
 	tablesQuery() string
@@ -383,6 +447,7 @@ type dialect interface {
 	refreshTriggers(ctx context.Context, tx *Tx) error
 	beforeAlter(ctx context.Context, tx *Tx, statement string) error
 	changeLog(schema string) ChangeLog
+	outsideTransaction(statement string) string
 }
 
 // Time scans a timestamp stored by either dialect (see records.Time, where

@@ -111,7 +111,27 @@ func (postgresDialect) isUnavailable(err error) bool {
 	if !errors.As(err, &pe) {
 		return false
 	}
-	return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "53")
+	return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "53") ||
+		pe.Code == lockNotAvailable
+}
+
+// lockNotAvailable is the SQLSTATE of a lock wait that reached
+// lock_timeout.
+const lockNotAvailable = "55P03"
+
+// isBusy: a lock wait reached lock_timeout.
+func (postgresDialect) isBusy(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == lockNotAvailable
+}
+
+// setBeginWait does nothing: PostgreSQL's BEGIN waits for no lock.
+func (postgresDialect) setBeginWait(context.Context, *sql.Conn, time.Duration) error { return nil }
+
+// boundLocks sets the transaction's lock_timeout.
+func (postgresDialect) boundLocks(ctx context.Context, tx *Tx, d time.Duration) error {
+	_, err := tx.tx.ExecContext(ctx, "SELECT set_config('lock_timeout', $1, true)", fmt.Sprintf("%dms", d.Milliseconds()))
+	return err
 }
 
 func (postgresDialect) connState(any) *connState { return nil }

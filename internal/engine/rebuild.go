@@ -50,7 +50,8 @@ func (db *DB) RebuildTx(ctx context.Context, plan RebuildPlan, fn func(*Tx) erro
 	if db.Kind() != SQLite {
 		return db.Tx(ctx, fn)
 	}
-	if err := db.writers.lock(ctx); err != nil {
+	waited, err := db.writers.lock(ctx)
+	if err != nil {
 		return err
 	}
 	defer db.writers.unlock()
@@ -67,7 +68,7 @@ func (db *DB) RebuildTx(ctx context.Context, plan RebuildPlan, fn func(*Tx) erro
 	if err := setRebuildPragmas(ctx, conn, rebuildPragmas{foreignKeys: 0, legacyAlterTable: 1}); err != nil {
 		return exit.Wrap(exit.EngineDB, err, "could not turn foreign-key enforcement off for the rebuild")
 	}
-	tx, err := db.beginOn(ctx, conn)
+	tx, err := db.beginOn(ctx, conn, waited, false)
 	if err != nil {
 		return err
 	}

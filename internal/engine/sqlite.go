@@ -120,8 +120,8 @@ func (sqliteDialect) kind() Kind { return SQLite }
 
 func (sqliteDialect) capabilities() Capabilities { return Capabilities{SingleWriter: true} }
 
-// open opens the file with WAL, a 60 s busy timeout, foreign keys on and
-// BEGIN IMMEDIATE transactions, creating its folder.
+// open opens the file with WAL, the busy timeout (60 s by default),
+// foreign keys on and BEGIN IMMEDIATE transactions, creating its folder.
 func (sqliteDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
 	p := opts.Path
 	if p == "" || p == ":memory:" || strings.HasPrefix(p, "file::memory:") {
@@ -133,7 +133,7 @@ func (sqliteDialect) open(_ context.Context, opts Options) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, exit.Wrap(exit.Configuration, err, "could not create the folder of the SQLite Engine DB %s", p)
 	}
-	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_foreign_keys=1&_txlock=immediate", p, busyTimeout.Milliseconds())
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_foreign_keys=1&_txlock=immediate", p, opts.busyTimeout().Milliseconds())
 	db, err := sql.Open(sqliteDriverName, dsn)
 	if err != nil {
 		return nil, exit.Wrap(exit.Configuration, err, "could not open the SQLite Engine DB %s", p)
@@ -226,6 +226,23 @@ func (sqliteDialect) isUnavailable(err error) bool {
 	}
 	return false
 }
+
+// isBusy: the database stayed locked (SQLITE_BUSY, SQLITE_LOCKED).
+func (sqliteDialect) isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
+
+// setBeginWait sets the connection's busy timeout, which is how long its
+// BEGIN IMMEDIATE waits for another process's write lock.
+func (sqliteDialect) setBeginWait(ctx context.Context, conn *sql.Conn, d time.Duration) error {
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", d.Milliseconds()))
+	return err
+}
+
+// boundLocks does nothing: a SQLite transaction waits for a lock only in
+// its BEGIN IMMEDIATE, which the busy timeout bounds.
+func (sqliteDialect) boundLocks(context.Context, *Tx, time.Duration) error { return nil }
 
 func (sqliteDialect) connState(dc any) *connState {
 	if v, ok := sqliteStates.Load(dc); ok {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // Code is a process exit status with a fixed meaning.
@@ -126,17 +128,45 @@ func Wrap(code Code, err error, format string, args ...any) error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...), Err: err}
 }
 
-// CodeOf returns the exit code an error carries: the outermost domain error's
-// code, or Unexpected when the error carries none. A nil error is Success.
+// CodeOf returns the exit code an error carries: the code of the outermost
+// domain error, or of the outermost error of the run log's vocabulary
+// (records, a leaf that names no code: a *records.ReadError is ENGINE_DB, a
+// *records.SelectionError RUN_STATE), whichever comes first; Unexpected when
+// the error carries none. A nil error is Success.
 func CodeOf(err error) Code {
 	if err == nil {
 		return Success
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
+	if code, ok := codeIn(err); ok {
+		return code
 	}
 	return Unexpected
+}
+
+// codeIn finds the first error in err's tree, depth first as errors.As
+// walks it, that carries a code.
+func codeIn(err error) (Code, bool) {
+	switch e := err.(type) {
+	case *Error:
+		return e.Code, true
+	case *records.ReadError:
+		return EngineDB, true
+	case *records.SelectionError:
+		return RunState, true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if inner := u.Unwrap(); inner != nil {
+			return codeIn(inner)
+		}
+	case interface{ Unwrap() []error }:
+		for _, inner := range u.Unwrap() {
+			if code, ok := codeIn(inner); ok {
+				return code, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // Is reports whether err carries the given code.
@@ -149,7 +179,8 @@ func Is(err error, code Code) bool { return err != nil && CodeOf(err) == code }
 var RequestFields = []string{
 	"pipeline", "task", "run_id", "run_key", "run_date", "reason", "force", "ignore_dependencies",
 	"rerun", "with_downstream", "skip", "backfill", "init_only", "finalize_only", "rows", "stale",
-	"new_run", "limit", "all", "since", "migrations_dir", "airflow_version", "offset", "before",
+	"new_run", "limit", "all", "since", "migrations_dir", "airflow_version", "offset", "before", "full",
+	"accept_new_url", "out_of_order",
 }
 
 // RenderFields writes the request fields a text names as {field} (see

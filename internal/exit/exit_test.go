@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 func TestCodesAreTheReferenceTable(t *testing.T) {
@@ -41,5 +43,28 @@ func TestCodeOfFollowsTheChain(t *testing.T) {
 	w := Wrap(EngineDB, errors.New("boom"), "opening %s", "db")
 	if w.Error() != "opening db: boom" {
 		t.Fatalf("message %q", w.Error())
+	}
+}
+
+// The run log's errors carry no code of their own (records is a leaf): a
+// failed read is ENGINE_DB and a run selection RUN_STATE, unless a domain
+// error wraps them first.
+func TestCodeOfGivesTheRunLogsErrorsTheirCodes(t *testing.T) {
+	read := &records.ReadError{Table: "AUD_PIPELINES_RUN_LOG", Err: errors.New("disk I/O error")}
+	sel := &records.SelectionError{Pipeline: "P"}
+	for _, c := range []struct {
+		err  error
+		want Code
+	}{
+		{read, EngineDB},
+		{fmt.Errorf("listing: %w", read), EngineDB},
+		{sel, RunState},
+		{errors.Join(errors.New("first"), sel), RunState},
+		{Wrap(Handler, read, "the alert"), Handler},
+		{&records.ReadError{Table: "T", Err: Errorf(LockTimeout, "busy")}, EngineDB},
+	} {
+		if got := CodeOf(c.err); got != c.want {
+			t.Errorf("CodeOf(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/freetext"
 	"github.com/etl-craft/etl-craft/internal/records"
 )
 
@@ -108,7 +109,10 @@ func Resume(ctx context.Context, db *engine.DB, pipelineID int64, reason string)
 func changePause(ctx context.Context, db *engine.DB, pipelineID int64, action, reason string,
 	change func(tx *engine.Tx, c *Change, open *records.Paused) error) (Change, error) {
 	if strings.TrimSpace(reason) == "" {
-		return Change{}, exit.Errorf(exit.Usage, "%s needs a reason: say why, for the pause history", action)
+		return Change{}, exit.Fieldf(exit.Usage, "%s needs a {reason}: say why, for the pause history", action)
+	}
+	if err := freetext.Check(reason); err != nil {
+		return Change{}, exit.Fieldf(exit.Usage, "{reason} %v", err)
 	}
 	c := Change{PipelineID: pipelineID}
 	err := db.Tx(ctx, func(tx *engine.Tx) error {
@@ -134,5 +138,5 @@ func changePause(ctx context.Context, db *engine.DB, pipelineID int64, action, r
 
 // alreadyPaused is the refusal of a second pause.
 func alreadyPaused(code string, p records.Paused) error {
-	return exit.Errorf(exit.RunState, "%s is already %s; resume it before pausing it again", code, p)
+	return exit.Errorf(exit.RunState, "%s is already %s; resume it (etl-craft resume {pipeline} %s {reason} …) before pausing it again", code, p, code)
 }

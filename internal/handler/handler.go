@@ -45,12 +45,36 @@ type Task struct {
 	// called when the attempt no longer writes: on a single-writer warehouse
 	// (a DuckDB file) the warehouse is held by one writer at a time.
 	Warehouse func(ctx context.Context) (w warehouse.Warehouse, release func(), err error)
+	// Upstream, given by validate only, are the tasks that run before this
+	// one (Upstream), for the checks of what they create before its first
+	// run.
+	Upstream []Upstream
 	// Spawned, when set, records on the attempt the child process pid that
 	// performs it (its pid and start time), so that reconciliation verifies
 	// and stops that process rather than the supervisor. The handler calls
 	// it again with the supervisor's own pid before the child ends.
 	Spawned func(pid int) error
 }
+
+// ParamTargetObject is the task parameter that names the table a task
+// writes, schema.table: what an SQL task writes, and what any other task
+// declares it writes, for the catalog and the checks of validate.
+const ParamTargetObject = "TARGET_OBJECT"
+
+// Upstream is a task that runs before another: upstream of it in its own
+// pipeline, through its dependencies however far, or in a pipeline it
+// depends on (through a dependency on one of its tasks or on the whole
+// pipeline, however far).
+type Upstream struct {
+	PipelineCode string
+	TaskCode     string
+	Handler      string
+	// Params are its active parameters by name.
+	Params map[string]string
+}
+
+// Name is PIPELINE.task.
+func (u Upstream) Name() string { return u.PipelineCode + "." + u.TaskCode }
 
 // Count is a row count a handler reports; nil fields stay NULL.
 type Count = *int64
@@ -91,9 +115,12 @@ type Handler interface {
 
 // WarehouseChecker is a Handler whose review can go further with a
 // connection to the warehouse: `validate` calls CheckWarehouse, after Check,
-// when it can connect. It reads and changes nothing.
+// when it can connect, with the task's Upstream set. It reads and changes
+// nothing. Besides failures and warnings it returns notes: what is worth
+// knowing but wrong with nothing, such as a table that does not exist yet
+// because a task upstream creates it.
 type WarehouseChecker interface {
-	CheckWarehouse(ctx context.Context, w warehouse.Warehouse, t *Task) (failures, warnings []string)
+	CheckWarehouse(ctx context.Context, w warehouse.Warehouse, t *Task) (failures, warnings, notes []string)
 }
 
 // Registry maps a HANDLER value (SQL, PYTHON, BUSINESS_RULES, EMAIL_ALERT) to

@@ -60,7 +60,7 @@ func TestAuditFiltersByPipelineIncludingDeletedRows(t *testing.T) {
 		actx := actor.With(ctx, alice)
 		for _, code := range []string{"P", "Q"} {
 			req := audit.Request{Command: "pause", PipelineCode: code, Arguments: map[string]any{"reason": "x", "password": "hunter2"}}
-			if err := audit.Record(actx, db, req); err != nil {
+			if _, err := audit.Record(actx, db, req); err != nil {
 				t.Fatal(err)
 			}
 		}

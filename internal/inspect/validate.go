@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -20,14 +21,19 @@ const (
 	Fail = "FAIL"
 	// Warn is something that works but deserves a look.
 	Warn = "WARN"
+	// Info is worth knowing but wrong with nothing, such as a table a
+	// task upstream creates at the first run; it is not counted.
+	Info = "INFO"
 )
 
-// add records a finding in the validation and counts it.
+// add records a finding in the validation and counts a failure or a
+// warning.
 func add(v *report.Validation, status, where, message string) {
 	v.Findings = append(v.Findings, report.Finding{Where: where, Status: status, Message: message})
-	if status == Fail {
+	switch status {
+	case Fail:
 		v.Failed++
-	} else {
+	case Warn:
 		v.Warnings++
 	}
 }
@@ -49,7 +55,9 @@ type ValidateRequest struct {
 	GlobalDAG bool
 	// Warehouse, when set, connects to the warehouse for the handlers that
 	// check more with it (handler.WarehouseChecker); it is called only when
-	// such a task is checked. A connection that fails is one warning.
+	// such a task is checked. A connection that fails is one warning; a
+	// warehouse that does not exist yet (warehouse.NotCreatedError), as
+	// every new project's DuckDB file, is one [INFO] finding.
 	Warehouse func(ctx context.Context) (w warehouse.Warehouse, release func(), err error)
 }
 
@@ -84,8 +92,9 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (repor
 	v := report.Validation{Schema: report.SchemaValidation, Findings: []report.Finding{}}
 	wh := &lazyWarehouse{connect: req.Warehouse}
 	defer wh.close()
+	graphs := graphCache{q: q, loaded: map[string]*pipeline.Graph{}}
 	for _, p := range pipes {
-		g, err := pipeline.Load(ctx, q, p.Code)
+		g, err := graphs.load(ctx, p.Code)
 		if err != nil {
 			return report.Validation{}, err
 		}
@@ -94,11 +103,13 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (repor
 		checkPipeline(&v, g, upstreams)
 		if req.Remote {
 			for _, r := range g.RemoteUnsupported(req.GlobalDAG) {
-				add(&v, Fail, r.Where, "remote mode: "+r.Reason)
+				add(&v, Fail, r.Where, r.Reason)
 			}
 		}
 		for _, t := range g.Tasks {
-			checkTask(ctx, &v, g, t, req, wh)
+			if err := checkTask(ctx, &v, g, t, req, wh, &graphs); err != nil {
+				return report.Validation{}, err
+			}
 		}
 	}
 	return v, nil
@@ -132,9 +143,11 @@ func checkPipeline(v *report.Validation, g *pipeline.Graph, upstreams map[string
 }
 
 // checkTask records a task's handler findings, with the warehouse when its
-// handler checks more with it and the warehouse answers, and its HAS_DATA
-// dependencies on tasks that never report rows.
-func checkTask(ctx context.Context, v *report.Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateRequest, wh *lazyWarehouse) {
+// handler checks more with it and the warehouse answers (given the tasks
+// that run before it), and its HAS_DATA dependencies on tasks that never
+// report rows.
+func checkTask(ctx context.Context, v *report.Validation, g *pipeline.Graph, t *pipeline.Task, req ValidateRequest,
+	wh *lazyWarehouse, graphs *graphCache) error {
 	where := g.Pipeline.Code + "." + t.Code
 	if h, err := req.Handlers.For(t.Handler); err != nil {
 		add(v, Fail, where, err.Error())
@@ -145,10 +158,14 @@ func checkTask(ctx context.Context, v *report.Validation, g *pipeline.Graph, t *
 			Log: slog.New(slog.DiscardHandler),
 		}
 		failures, warnings := h.Check(ht)
+		var notes []string
 		if wc, ok := h.(handler.WarehouseChecker); ok {
 			if w := wh.get(ctx, v); w != nil {
-				more, warned := wc.CheckWarehouse(ctx, w, ht)
-				failures, warnings = append(failures, more...), append(warnings, warned...)
+				if ht.Upstream, err = graphs.upstreamOf(ctx, g, t); err != nil {
+					return err
+				}
+				more, warned, noted := wc.CheckWarehouse(ctx, w, ht)
+				failures, warnings, notes = append(failures, more...), append(warnings, warned...), noted
 			}
 		}
 		for _, m := range failures {
@@ -156,6 +173,9 @@ func checkTask(ctx context.Context, v *report.Validation, g *pipeline.Graph, t *
 		}
 		for _, m := range warnings {
 			add(v, Warn, where, m)
+		}
+		for _, m := range notes {
+			add(v, Info, where, m)
 		}
 	}
 	for _, d := range t.Deps {
@@ -169,6 +189,7 @@ func checkTask(ctx context.Context, v *report.Validation, g *pipeline.Graph, t *
 			}
 		}
 	}
+	return nil
 }
 
 // reportsNoRows describes a task that never reports rows written (a
@@ -258,7 +279,12 @@ func (l *lazyWarehouse) get(ctx context.Context, v *report.Validation) warehouse
 	}
 	l.tried = true
 	w, release, err := l.connect(ctx)
-	if err != nil {
+	var notYet *warehouse.NotCreatedError
+	switch {
+	case errors.As(err, &notYet):
+		add(v, Info, "warehouse", notYet.Error()+", so business rules' target tables, key columns and SQL are checked against it once it exists")
+		return nil
+	case err != nil:
 		add(v, Warn, "warehouse", fmt.Sprintf("could not connect (%v): business rules' target tables, key columns and SQL were not checked against it", err))
 		return nil
 	}
@@ -270,4 +296,90 @@ func (l *lazyWarehouse) close() {
 	if l.release != nil {
 		l.release()
 	}
+}
+
+// graphCache loads each pipeline's graph once, for the pipelines validate
+// checks and those their tasks' upstreams are in.
+type graphCache struct {
+	q      engine.Querier
+	loaded map[string]*pipeline.Graph
+}
+
+func (c *graphCache) load(ctx context.Context, code string) (*pipeline.Graph, error) {
+	if g, ok := c.loaded[code]; ok {
+		return g, nil
+	}
+	g, err := pipeline.Load(ctx, c.q, code)
+	if err != nil {
+		return nil, err
+	}
+	c.loaded[code] = g
+	return g, nil
+}
+
+// upstreamOf returns the tasks that run before t (handler.Upstream), each
+// once: first its upstreams through its dependencies, however far, in its
+// own pipeline and, through dependencies on other pipelines' tasks, in
+// theirs, nearest first; then every task of each pipeline those pipelines
+// depend on, and of those they depend on. Dependencies on pipelines or
+// tasks that are not active lead nowhere.
+func (c *graphCache) upstreamOf(ctx context.Context, g *pipeline.Graph, t *pipeline.Task) ([]handler.Upstream, error) {
+	type at struct {
+		g *pipeline.Graph
+		t *pipeline.Task
+	}
+	var out []handler.Upstream
+	seen := map[*pipeline.Task]bool{t: true}
+	queue := []at{{g, t}}
+	add := func(g *pipeline.Graph, u *pipeline.Task) {
+		if u != nil && !seen[u] {
+			seen[u] = true
+			out = append(out, handler.Upstream{PipelineCode: g.Pipeline.Code, TaskCode: u.Code, Handler: u.Handler, Params: u.Params})
+			queue = append(queue, at{g, u})
+		}
+	}
+	// The pipelines met, whose pipeline dependencies are followed once the
+	// tasks' own dependencies are.
+	graphs, met := []*pipeline.Graph{g}, map[string]bool{g.Pipeline.Code: true}
+	meet := func(g *pipeline.Graph) {
+		if !met[g.Pipeline.Code] {
+			met[g.Pipeline.Code] = true
+			graphs = append(graphs, g)
+		}
+	}
+	for next := 0; len(queue) > 0 || next < len(graphs); {
+		if len(queue) == 0 {
+			for _, d := range graphs[next].PipelineDeps {
+				if d.Upstream == "" {
+					continue
+				}
+				up, err := c.load(ctx, d.Upstream)
+				if err != nil {
+					return nil, err
+				}
+				meet(up)
+				for _, u := range up.Tasks {
+					add(up, u)
+				}
+			}
+			next++
+			continue
+		}
+		cur := queue[0]
+		queue = queue[1:]
+		for _, d := range cur.t.Deps {
+			switch {
+			case !d.CrossPipeline:
+				add(cur.g, cur.g.TaskByID(d.UpstreamTaskID))
+			case d.UpstreamPipeline != "":
+				up, err := c.load(ctx, d.UpstreamPipeline)
+				if err != nil {
+					return nil, err
+				}
+				meet(up)
+				add(up, up.TaskByID(d.UpstreamTaskID))
+			}
+		}
+	}
+	return out, nil
 }

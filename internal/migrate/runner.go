@@ -22,8 +22,15 @@ type Runner struct {
 	ProjectDir string
 	// LockWait bounds the wait for the MIGRATE lock; zero waits until it is free.
 	LockWait time.Duration
+	// OutOfOrder applies pending PROJECT files that sort before an applied
+	// file or share their number with another file, which are refused
+	// otherwise.
+	OutOfOrder bool
 	// OnApplied, when set, is called as soon as each file has committed.
 	OnApplied func(File)
+	// Warn, when set, is told of every file in the PROJECT folder that looks
+	// like a migration but is not read (see Stream.Ignored).
+	Warn func(message string)
 }
 
 // InitResult is what init-db did.
@@ -51,6 +58,11 @@ func (r *Runner) streams() ([]Stream, error) {
 	proj, err := ProjectStream(r.ProjectDir)
 	if err != nil {
 		return nil, err
+	}
+	if r.Warn != nil {
+		for _, msg := range proj.Ignored {
+			r.Warn(msg)
+		}
 	}
 	return []Stream{eng, proj}, nil
 }
@@ -178,10 +190,14 @@ type Status struct {
 	// carry (see released-checksums.toml); empty when every row holds this
 	// build's own.
 	Releases []string
+	// Ignored says of every file in the PROJECT folder that looks like a
+	// migration but is not read why it is not (see Stream.Ignored).
+	Ignored []string
 }
 
-// Status verifies the ledger and returns the files not applied yet and the
-// releases the ledger comes from, without taking the lock. doctor uses it.
+// Status verifies the ledger and the pending files as Migrate does and
+// returns the files not applied yet and the releases the ledger comes from,
+// without taking the lock. doctor uses it.
 func (r *Runner) Status(ctx context.Context) (Status, error) {
 	streams, err := r.streams()
 	if err != nil {
@@ -195,7 +211,10 @@ func (r *Runner) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{Pending: pending(ledger, streams), Releases: releases}, nil
+	if err := checkPending(r.DB.Kind(), ledger, streams, r.OutOfOrder); err != nil {
+		return Status{}, err
+	}
+	return Status{Pending: pending(ledger, streams), Releases: releases, Ignored: streams[1].Ignored}, nil
 }
 
 // Migrate applies every pending file, ENGINE stream first, each in its own
@@ -228,6 +247,10 @@ func (r *Runner) Setup(ctx context.Context) (SetupResult, error) {
 			return err
 		}
 		if len(existing) == 0 {
+			// The files a new Engine DB will take are checked before its tables are made.
+			if err := checkPending(r.DB.Kind(), nil, streams, r.OutOfOrder); err != nil {
+				return err
+			}
 			if res.Init, err = r.initDB(ctx, false); err != nil {
 				return err
 			}
@@ -245,6 +268,9 @@ func (r *Runner) migrate(ctx context.Context, streams []Stream) ([]File, error) 
 		return nil, err
 	}
 	if _, err := verify(ledger, streams); err != nil {
+		return nil, err
+	}
+	if err := checkPending(r.DB.Kind(), ledger, streams, r.OutOfOrder); err != nil {
 		return nil, err
 	}
 	todo := pending(ledger, streams)

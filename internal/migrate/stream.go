@@ -59,7 +59,10 @@ type File struct {
 }
 
 // Label names the file with its stream, as "engine/0001_x.sql".
-func (f File) Label() string { return strings.ToLower(string(f.Source)) + "/" + f.Name }
+func (f File) Label() string { return f.Source.label(f.Name) }
+
+// label names a file of the stream, as "project/0004_x.sql".
+func (s Source) label(name string) string { return strings.ToLower(string(s)) + "/" + name }
 
 // recordedBy reports whether checksum is one a build recorded for the file in
 // SCHEMA_MIGRATIONS: the file's own (release "") or a released build's, named
@@ -89,6 +92,11 @@ type Stream struct {
 	// stream is not configured.
 	Dir   string
 	Files []File
+	// Ignored says, of each entry of the folder that looks like a migration
+	// but is not read, what it is and why it is not read: a name ending in
+	// .SQL in another case, a name starting NNNN_ with another ending, or a
+	// *.sql entry that is not a regular file.
+	Ignored []string
 }
 
 // Configured reports whether the stream has a folder.
@@ -214,6 +222,9 @@ func readStream(src Source, fsys fs.FS, where string) (Stream, error) {
 	s := Stream{Source: src, Dir: where}
 	for _, e := range entries {
 		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".sql") {
+			if why := notRead(e); why != "" {
+				s.Ignored = append(s.Ignored, filepath.Join(where, e.Name())+" "+why)
+			}
 			continue
 		}
 		b, err := fs.ReadFile(fsys, e.Name())
@@ -232,6 +243,25 @@ func readStream(src Source, fsys fs.FS, where string) (Stream, error) {
 	}
 	sort.Slice(s.Files, func(i, j int) bool { return s.Files[i].Name < s.Files[j].Name })
 	return s, nil
+}
+
+// notRead says why an entry that looks like a migration is not read, and
+// "" for any other entry that is not read.
+func notRead(e fs.DirEntry) string {
+	name := e.Name()
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, ".sql") && e.IsDir():
+		return "is not read: it is a folder, and only the *.sql files directly in the migrations folder are migrations"
+	case strings.HasSuffix(lower, ".sql") && !e.Type().IsRegular():
+		return "is not read: it is not a regular file (a symbolic link, say), and only regular *.sql files are migrations; put the file itself in the folder"
+	case strings.HasSuffix(lower, ".sql"):
+		return "is not read: only names ending in .sql, in lower case, are migrations; rename it to " +
+			name[:len(name)-len(".sql")] + ".sql"
+	case leadingNumber.MatchString(name) && !e.IsDir():
+		return "is not read: its name starts like a migration's, but only names ending in .sql are migrations"
+	}
+	return ""
 }
 
 func packagedMarkers() (map[string][]string, error) {
@@ -282,7 +312,7 @@ type ledgerRow struct {
 	Checksum string
 }
 
-func (r ledgerRow) label() string { return strings.ToLower(string(r.Source)) + "/" + r.Version }
+func (r ledgerRow) label() string { return r.Source.label(r.Version) }
 
 // verify checks every applied file against the streams: each must still be
 // there, and its ledger checksum must be one a build recorded for it (see

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/catalog"
@@ -304,45 +303,11 @@ func columnsOf(t *testing.T, db *engine.DB) map[string][]string {
 	return out
 }
 
-// rowStrings runs a query and returns each row as its values joined by "|":
-// NULL as NULL, timestamps and dates as the Engine DB's UTC text.
+// rowStrings runs a query and returns each row as its values joined by "|"
+// (see enginetest.Rows).
 func rowStrings(t *testing.T, db *engine.DB, query string, args ...any) []string {
 	t.Helper()
-	rows, err := db.QueryContext(context.Background(), query, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			switch x := v.(type) {
-			case nil:
-				parts[i] = "NULL"
-			case time.Time:
-				parts[i] = engine.TimeText(x)
-			case []byte:
-				parts[i] = string(x)
-			default:
-				parts[i] = fmt.Sprint(x)
-			}
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return enginetest.Rows(t, db, query, args...)
 }
 
 func ledgerOf(t *testing.T, db *engine.DB) string { return strings.Join(ledger(t, db), ",") }
@@ -767,4 +732,48 @@ SELECT 1, '2026-01-01 00:00:00.000000+00:00', '2026-01-01 00:10:00.000000+00:00'
 		os.Remove(path)
 	}
 	b.ReportMetric(float64(benchmarkRuns), "runs/op")
+}
+
+// Migration 0023 makes the Engine DB refuse a malformed RUN_DATE and
+// SCHEDULE_START_DATE, and keeps the rows already stored as they are: an
+// Engine DB holding one (as an API request could store before) upgrades.
+func TestDateChecksKeepTheRowsAlreadyStored(t *testing.T) {
+	t.Parallel()
+	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := context.Background()
+		installRelease(t, db)
+		migrateThrough(t, db, "0022_clone_changes.sql")
+		bad := map[engine.Kind]string{engine.SQLite: "not-a-date; DROP TABLE x", engine.Postgres: "0001-06-01 BC"}[db.Kind()]
+		var runID int64
+		err := db.Tx(ctx, func(tx *engine.Tx) error {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('P', 'P', 'FULL')"); err != nil {
+				return err
+			}
+			return tx.QueryRowContext(ctx, `INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_DATE)
+				VALUES ((SELECT MIN(PIPELINE_ID) FROM CFG_PIPELINES), 'SUCCESS', $1) RETURNING PIPELINE_RUN_ID`, bad).Scan(&runID)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (&migrate.Runner{DB: db}).Migrate(ctx); err != nil {
+			t.Fatalf("migrate with a malformed RUN_DATE stored: %v", err)
+		}
+		assertRows(t, db, []string{"1"}, "SELECT COUNT(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1 AND RUN_DATE IS NOT NULL", runID)
+		err = db.Tx(ctx, func(tx *engine.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_DATE)
+				VALUES ((SELECT MIN(PIPELINE_ID) FROM CFG_PIPELINES), 'SUCCESS', $1)`, bad)
+			return err
+		})
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "run_date") {
+			t.Fatalf("a malformed RUN_DATE after the upgrade: %v", err)
+		}
+		// The run whose date is malformed still ends, as any other would.
+		err = db.Tx(ctx, func(tx *engine.Tx) error {
+			_, err := tx.ExecContext(ctx, "UPDATE AUD_PIPELINES_RUN_LOG SET SLA_STATUS = 'MET' WHERE PIPELINE_RUN_ID = $1", runID)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("updating another column of the run: %v", err)
+		}
+	})
 }

@@ -21,9 +21,8 @@ func (g *Graph) Validate() error {
 				return exit.Errorf(exit.SelfDependency, "%s.%s depends on itself (CFG_TASK_DEPENDENCY id %d): retire that dependency", code, t.Code, d.ID)
 			}
 			if d.UpstreamTask == "" || d.UpstreamPipeline == "" {
-				return exit.Errorf(exit.UnknownTask,
-					"%s.%s depends on task id %d (CFG_TASK_DEPENDENCY id %d), which is not an active task of %s: activate it or retire the dependency",
-					code, t.Code, d.UpstreamTaskID, d.ID, pipelineName(d, code))
+				return exit.Errorf(exit.UnknownTask, "%s.%s depends on task id %d (CFG_TASK_DEPENDENCY id %d), %s",
+					code, t.Code, d.UpstreamTaskID, d.ID, d.notActive(code))
 			}
 			switch d.Type {
 			case Success, Failure, Always, HasData:
@@ -49,14 +48,33 @@ func (g *Graph) Validate() error {
 	return nil
 }
 
-func pipelineName(d *Dependency, own string) string {
-	if !d.CrossPipeline {
-		return own
+// notActive says what the task a dependency names is, when it is not an
+// active task of the pipeline the dependency names, and what to do: the
+// task's code and pipeline whatever their state. own is the code of the
+// dependency's own pipeline.
+func (d *Dependency) notActive(own string) string {
+	n := d.Named
+	named := own // the pipeline the dependency names
+	if d.CrossPipeline {
+		named = d.UpstreamPipeline
+		if named == "" {
+			named = "pipeline id " + itoa(int(d.UpstreamPipelineID))
+		}
 	}
-	if d.UpstreamPipeline == "" {
-		return "an inactive or unknown pipeline (id " + itoa(int(d.UpstreamPipelineID)) + ")"
+	where := "of the pipeline " + n.Pipeline
+	if !n.PipelineActive {
+		where = "of the retired pipeline " + n.Pipeline
 	}
-	return d.UpstreamPipeline
+	switch {
+	case n.Task == "":
+		return "which does not exist: retire the dependency"
+	case n.PipelineID != d.UpstreamPipelineID:
+		return "which is " + n.Pipeline + "." + n.Task + ", a task " + where + ", not of " + named +
+			": name its pipeline in DEPENDS_ON_PIPELINE_ID, or retire the dependency"
+	case !n.TaskActive:
+		return "which is " + n.Pipeline + "." + n.Task + ", a retired task " + where + ": activate it or retire the dependency"
+	}
+	return "which is " + n.Pipeline + "." + n.Task + ", a task " + where + ": activate the pipeline or retire the dependency"
 }
 
 // Upstreams returns the same-pipeline tasks t depends on.

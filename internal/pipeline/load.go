@@ -137,12 +137,15 @@ func (g *Graph) loadParams(ctx context.Context, q engine.Querier) error {
 
 func (g *Graph) loadDeps(ctx context.Context, q engine.Querier) error {
 	rows, err := q.QueryContext(ctx, `SELECT d.TASK_DEPENDENCY_ID, d.TASK_ID, d.DEPENDS_ON_PIPELINE_ID, up.PIPELINE_CODE,
-			d.DEPENDS_ON_TASK_ID, ut.TASK_CODE, d.DEPENDENCY_TYPE, d.CONSUME_REPAIRS
+			d.DEPENDS_ON_TASK_ID, ut.TASK_CODE, d.DEPENDENCY_TYPE, d.CONSUME_REPAIRS,
+			nt.TASK_CODE, nt.ACTIVE_FLAG, np.PIPELINE_ID, np.PIPELINE_CODE, np.ACTIVE_FLAG
 		FROM CFG_TASK_DEPENDENCY d
 		JOIN CFG_TASKS t ON t.TASK_ID = d.TASK_ID AND t.ACTIVE_FLAG = 'Y'
 		LEFT JOIN CFG_PIPELINES up ON up.PIPELINE_ID = d.DEPENDS_ON_PIPELINE_ID AND up.ACTIVE_FLAG = 'Y'
 		LEFT JOIN CFG_TASKS ut ON ut.TASK_ID = d.DEPENDS_ON_TASK_ID AND ut.ACTIVE_FLAG = 'Y'
 			AND ut.PIPELINE_ID = d.DEPENDS_ON_PIPELINE_ID
+		LEFT JOIN CFG_TASKS nt ON nt.TASK_ID = d.DEPENDS_ON_TASK_ID
+		LEFT JOIN CFG_PIPELINES np ON np.PIPELINE_ID = nt.PIPELINE_ID
 		WHERE d.PIPELINE_ID = $1 AND d.ACTIVE_FLAG = 'Y'
 		ORDER BY d.TASK_DEPENDENCY_ID`, g.Pipeline.ID)
 	if err != nil {
@@ -151,11 +154,14 @@ func (g *Graph) loadDeps(ctx context.Context, q engine.Querier) error {
 	defer rows.Close()
 	for rows.Next() {
 		d := &Dependency{}
-		var upPipe, upTask, consume sql.NullString
-		var upPipeID sql.NullInt64
-		if err := rows.Scan(&d.ID, &d.TaskID, &upPipeID, &upPipe, &d.UpstreamTaskID, &upTask, &d.Type, &consume); err != nil {
+		var upPipe, upTask, consume, namedTask, namedTaskActive, namedPipe, namedPipeActive sql.NullString
+		var upPipeID, namedPipeID sql.NullInt64
+		if err := rows.Scan(&d.ID, &d.TaskID, &upPipeID, &upPipe, &d.UpstreamTaskID, &upTask, &d.Type, &consume,
+			&namedTask, &namedTaskActive, &namedPipeID, &namedPipe, &namedPipeActive); err != nil {
 			return err
 		}
+		d.Named = NamedTask{Task: namedTask.String, TaskActive: namedTaskActive.String == "Y",
+			PipelineID: namedPipeID.Int64, Pipeline: namedPipe.String, PipelineActive: namedPipeActive.String == "Y"}
 		d.UpstreamPipelineID = upPipeID.Int64
 		if !upPipeID.Valid {
 			d.UpstreamPipelineID = g.Pipeline.ID

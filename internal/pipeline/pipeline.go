@@ -115,6 +115,20 @@ type Dependency struct {
 	ConsumeRepairs     bool
 	// CrossPipeline is set when the upstream task is in another pipeline.
 	CrossPipeline bool
+	// Named is the CFG_TASKS row DEPENDS_ON_TASK_ID names, whatever its
+	// pipeline and state, to say what it is when it is not an active task
+	// of the pipeline the dependency names.
+	Named NamedTask
+}
+
+// NamedTask is a CFG_TASKS row and its pipeline, active or not.
+type NamedTask struct {
+	Task       string // TASK_CODE; "" when no row has the id
+	TaskActive bool
+	PipelineID int64
+	Pipeline   string // PIPELINE_CODE
+	// PipelineActive is set when the pipeline is active.
+	PipelineActive bool
 }
 
 // Label names the upstream: the task code, or PIPELINE.TASK across pipelines.

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -103,8 +104,48 @@ func TestValidateRefusesBrokenGraphs(t *testing.T) {
 		}
 		b.Condition("P", "c", pipeline.All, 0)
 		b.Exec("UPDATE CFG_TASKS SET ACTIVE_FLAG = 'N' WHERE TASK_ID = $1", b.TaskID("P", "a"))
-		if err := load(); !exit.Is(err, exit.UnknownTask) || !strings.Contains(err.Error(), "P.b depends on task id") {
+		if err := load(); !exit.Is(err, exit.UnknownTask) || !strings.Contains(err.Error(), "P.b depends on task id") ||
+			!strings.Contains(err.Error(), "which is P.a, a retired task of the pipeline P: activate it or retire the dependency") {
 			t.Fatalf("inactive upstream: %v", err)
+		}
+	})
+}
+
+// TestADependencyOnATaskNotActiveNamesIt: a dependency whose task is not an
+// active task of the pipeline it names says which task and pipeline the id
+// is, active or not.
+func TestADependencyOnATaskNotActiveNamesIt(t *testing.T) {
+	t.Parallel()
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		ctx := context.Background()
+		b := pipelinetest.New(t, db)
+		old := b.Pipeline("OLDP", pipeline.Full)
+		extract := b.Task("OLDP", "extract", pipeline.HandlerSQL, nil)
+		b.Pipeline("XDEP", pipeline.Full)
+		b.Task("XDEP", "t", pipeline.HandlerSQL, nil)
+		b.Exec("UPDATE CFG_PIPELINES SET ACTIVE_FLAG = 'N' WHERE PIPELINE_ID = $1", old)
+		insert := func(task string, upstreamPipeline any, upstreamTask int64) {
+			b.Exec(`INSERT INTO CFG_TASK_DEPENDENCY (PIPELINE_ID, TASK_ID, DEPENDS_ON_PIPELINE_ID, DEPENDS_ON_TASK_ID, DEPENDENCY_TYPE)
+				VALUES ($1, $2, $3, $4, 'SUCCESS')`, b.PipelineID("XDEP"), b.TaskID("XDEP", task), upstreamPipeline, upstreamTask)
+		}
+		validate := func() error {
+			g, err := pipeline.Load(ctx, db, "XDEP")
+			if err != nil {
+				return err
+			}
+			return g.Validate()
+		}
+		// Without DEPENDS_ON_PIPELINE_ID the dependency names XDEP's own task.
+		insert("t", nil, extract)
+		err := validate()
+		if !exit.Is(err, exit.UnknownTask) || !strings.Contains(err.Error(), fmt.Sprintf(
+			"XDEP.t depends on task id %d (CFG_TASK_DEPENDENCY id 1), which is OLDP.extract, a task of the retired pipeline OLDP, not of XDEP: name its pipeline in DEPENDS_ON_PIPELINE_ID, or retire the dependency", extract)) {
+			t.Fatalf("a task of another pipeline: %v", err)
+		}
+		b.Exec("UPDATE CFG_TASK_DEPENDENCY SET ACTIVE_FLAG = 'N'")
+		insert("t", old, extract)
+		if err := validate(); err == nil || !strings.Contains(err.Error(), "which is OLDP.extract, a task of the retired pipeline OLDP: activate the pipeline or retire the dependency") {
+			t.Fatalf("a task of a retired pipeline: %v", err)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package project
 import (
 	"crypto/tls"
 	"maps"
+	"time"
 
 	"github.com/etl-craft/etl-craft/internal/authmode"
 	"github.com/etl-craft/etl-craft/internal/clientcred"
@@ -20,10 +21,11 @@ import (
 func EngineOptions(cfg *config.Config) engine.Options {
 	e := cfg.Engine
 	kind := engine.Kind(e.Kind)
+	busy := time.Duration(e.BusyTimeoutSeconds) * time.Second
 	if !kind.Capabilities().Server {
-		return engine.Options{Kind: kind, Path: e.SQLitePath}
+		return engine.Options{Kind: kind, Path: e.SQLitePath, BusyTimeout: busy}
 	}
-	opts := engine.Options{Kind: kind, Schema: e.Schema, Password: postgresPassword(cfg, e.Auth, e.Host, e.Port)}
+	opts := engine.Options{Kind: kind, Schema: e.Schema, Password: postgresPassword(cfg, e.Auth, e.Host, e.Port), BusyTimeout: busy}
 	e.Params, opts.ClientCert = clientCertificate(cfg, e.Auth, e.Params)
 	opts.DSN = e.DSN()
 	return opts

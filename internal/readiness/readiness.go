@@ -221,3 +221,39 @@ func backfillCross(deps []*pipeline.Dependency) (met int, unmet []string) {
 	}
 	return met, unmet
 }
+
+// Unwatched returns the tasks of g that ended SKIPPED only because a
+// FAILURE dependency was not met: a watcher whose upstream did not fail had
+// nothing to watch, and a task skipped because such a watcher was skipped
+// had nothing to do either. Neither is an error of the run, as the alerts'
+// outcome counts it. upstream says how each task stands under the run. A
+// task with a dependency on another pipeline's task is never one: that
+// dependency's gate may have been the reason.
+func Unwatched(g *pipeline.Graph, upstream func(taskID int64) Upstream) map[int64]bool {
+	out := map[int64]bool{}
+	for _, wave := range g.Waves() {
+		for _, t := range wave {
+			if upstream(t.ID).Status != records.TaskSkipped {
+				continue
+			}
+			unwatched, otherwise := false, false
+			for _, d := range t.Deps {
+				u := upstream(d.UpstreamTaskID)
+				switch {
+				case d.CrossPipeline:
+					otherwise = true
+				case satisfies(d.Type, u):
+				case out[d.UpstreamTaskID],
+					d.Type == pipeline.Failure && (u.Status == records.TaskSuccess || u.Status == records.TaskSkipped):
+					unwatched = true
+				default:
+					otherwise = true
+				}
+			}
+			if unwatched && !otherwise {
+				out[t.ID] = true
+			}
+		}
+	}
+	return out
+}

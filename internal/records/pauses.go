@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
 // Paused is a pipeline's open pause (an AUD_PIPELINE_PAUSES row not resumed).
@@ -45,7 +43,7 @@ func PausedBy(ctx context.Context, q Querier, pipelineID int64) (*Paused, error)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_PIPELINE_PAUSES")
+		return nil, readError(err, "AUD_PIPELINE_PAUSES")
 	}
 	p.Kind, p.At = kind.String, at.Time
 	return &p, nil

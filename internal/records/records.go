@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
 // Querier is what the reads need of a database or a transaction.
@@ -85,12 +83,27 @@ func query[T any](ctx context.Context, q Querier, table string, scan func(Scanne
 		}
 		out = append(out, v)
 	}
-	return out, rows.Err()
+	return out, readError(rows.Err(), table)
 }
 
-// readError is a failed read of a table (exit 11).
+// ReadError is a failed read of an Engine DB table. The exit package gives
+// it the ENGINE_DB exit code (12): records stays a leaf, and names no code.
+type ReadError struct {
+	Table string
+	Err   error
+}
+
+func (e *ReadError) Error() string { return "could not read " + e.Table + ": " + e.Err.Error() }
+
+// Unwrap returns the database's error.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// readError is a failed read of a table; nil when err is.
 func readError(err error, table string) error {
-	return exit.Wrap(exit.EngineDB, err, "could not read %s", table)
+	if err == nil {
+		return nil
+	}
+	return &ReadError{Table: table, Err: err}
 }
 
 // quoted returns the words as a list of SQL string literals, for an IN

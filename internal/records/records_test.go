@@ -1,6 +1,10 @@
 package records_test
 
 import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +45,30 @@ func TestTimeScansBothDialects(t *testing.T) {
 	var null records.Time
 	if err := null.Scan(nil); err != nil || null.Valid {
 		t.Errorf("NULL: %v %v", null, err)
+	}
+}
+
+// records is the shared vocabulary every package may import: it imports no
+// package of etl-craft, the exit codes included (exit gives its errors
+// their codes).
+func TestRecordsIsALeaf(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if path := strings.Trim(imp.Path.Value, `"`); strings.Contains(path, ".") {
+				t.Errorf("%s imports %s: records imports the standard library only", name, path)
+			}
+		}
 	}
 }

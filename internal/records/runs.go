@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
 // Run is one AUD_PIPELINES_RUN_LOG row, with its pipeline's code.
@@ -84,7 +82,7 @@ type RunSelector struct {
 func (s RunSelector) IsZero() bool { return s.ID <= 0 && s.Key == "" }
 
 // String describes the selector as its request field, such as "{run_id} 7"
-// (see exit.RequestFields).
+// (see the exit package's RequestFields).
 func (s RunSelector) String() string {
 	switch {
 	case s.ID > 0:
@@ -95,9 +93,8 @@ func (s RunSelector) String() string {
 	return "no {run_id} or {run_key}"
 }
 
-// SelectionError is a run selection that did not find exactly one run. It
-// reaches callers wrapped in an exit.Error with code RunState (exit 9);
-// errors.As finds it.
+// SelectionError is a run selection that did not find exactly one run. The
+// exit package gives it the RUN_STATE exit code (9); errors.As finds it.
 type SelectionError struct {
 	Pipeline string
 	Selector RunSelector
@@ -137,7 +134,7 @@ func (e *SelectionError) Error() string {
 // names: the run with that PIPELINE_RUN_ID or RUN_KEY (a run of another
 // pipeline never matches), or without a selector the pipeline's one QUEUED or
 // IN-PROGRESS run. An ended run is never chosen by recency. Anything but
-// exactly one match is a run-state error (exit 9) wrapping a *SelectionError.
+// exactly one match is a *SelectionError (a run-state error, exit 9).
 func SelectRun(ctx context.Context, q Querier, pipelineID int64, code string, sel RunSelector) (Run, error) {
 	query := "SELECT " + RunColumns + RunsFrom + "WHERE r.PIPELINE_ID = $1 "
 	args := []any{pipelineID}
@@ -159,7 +156,7 @@ func SelectRun(ctx context.Context, q Querier, pipelineID int64, code string, se
 	if len(runs) == 1 {
 		return runs[0], nil
 	}
-	return Run{}, &exit.Error{Code: exit.RunState, Err: &SelectionError{Pipeline: code, Selector: sel, Candidates: runs}}
+	return Run{}, &SelectionError{Pipeline: code, Selector: sel, Candidates: runs}
 }
 
 // Choice says how ViewRun chose its run.
@@ -181,7 +178,7 @@ const (
 // pipeline has not ended, its most recent run. Commands that change a run
 // keep SelectRun's strict rule. A pipeline that has never run, a selector
 // that matches no run of the pipeline, or more than one run not ended is a
-// run-state error (exit 9) wrapping a *SelectionError.
+// *SelectionError (a run-state error, exit 9).
 func ViewRun(ctx context.Context, q Querier, pipelineID int64, code string, sel RunSelector) (Run, Choice, error) {
 	run, err := SelectRun(ctx, q, pipelineID, code, sel)
 	var none *SelectionError
@@ -197,7 +194,7 @@ func ViewRun(ctx context.Context, q Querier, pipelineID int64, code string, sel 
 	case err != nil:
 		return Run{}, "", err
 	case len(runs) == 0:
-		return Run{}, "", &exit.Error{Code: exit.RunState, Err: &SelectionError{Pipeline: code, NeverRan: true}}
+		return Run{}, "", &SelectionError{Pipeline: code, NeverRan: true}
 	}
 	return runs[0], ChoiceLatest, nil
 }

@@ -29,8 +29,11 @@ type Outcome struct {
 	// PipelineRunID is null when no run was selected or started.
 	PipelineRunID *int64 `json:"pipeline_run_id"`
 	Schema        string `json:"schema"`
-	Status        string `json:"status"`
-	TaskCode      string `json:"task_code,omitempty"`
+	// SLAStatus is the ended run's SLA status, MET or BREACHED; left out
+	// for a task, a run not ended, or a pipeline without an SLA.
+	SLAStatus string `json:"sla_status,omitempty"`
+	Status    string `json:"status"`
+	TaskCode  string `json:"task_code,omitempty"`
 }
 
 // Backfill is how a backfill ended, with the outcome of each run it made,

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+
+	"github.com/etl-craft/etl-craft/internal/freetext"
 )
 
 // Pause is a pipeline's open pause (an AUD_PIPELINE_PAUSES row not yet
@@ -13,13 +15,15 @@ type Pause struct {
 	Reason       string  `json:"reason"`
 }
 
-// Describe says who paused the pipeline, since when and why, in one line.
+// Describe says who paused the pipeline, since when and why, in one line:
+// the stored name and reason with their hidden characters escaped
+// (freetext.Visible).
 func (p Pause) Describe() string {
-	who := p.PausedBy
+	who := freetext.Visible(p.PausedBy)
 	if p.PausedByKind != nil {
 		who += " (" + *p.PausedByKind + ")"
 	}
-	return fmt.Sprintf("paused by %s since %s: %s", who, p.PausedAt, p.Reason)
+	return fmt.Sprintf("paused by %s since %s: %s", who, p.PausedAt, freetext.Visible(p.Reason))
 }
 
 // PipelineView is an active pipeline's definition, its open pause and its

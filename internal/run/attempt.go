@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
@@ -15,6 +17,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // Why an attempt's context ended.
@@ -129,14 +132,41 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 	if d, err := time.Parse(time.DateOnly, sl.run.RunDate); err == nil {
 		t.RunDate = d
 	}
+	a := &attempt{s: s, slot: sl, task: t, owner: owner, q: q, path: path}
 	if s.opts.Warehouse != nil {
-		t.Warehouse = s.opts.Warehouse.Acquire
+		t.Warehouse = a.acquire
 	}
 	t.Spawned = func(pid int) error {
 		return inTx(rctx, s.opts.DB, func(tx *wtx) error { return spawnedAttempt(rctx, tx, q.AttemptID, owner, pid) })
 	}
-	a := &attempt{s: s, slot: sl, task: t, owner: owner, q: q, path: path}
 	return a.run(ctx, rctx)
+}
+
+// acquire gives the handler the warehouse, and notes it for verify.
+func (a *attempt) acquire(ctx context.Context) (warehouse.Warehouse, func(), error) {
+	w, release, err := a.s.opts.Warehouse.Acquire(ctx)
+	if err == nil {
+		a.mu.Lock()
+		if !slices.Contains(a.used, w) {
+			a.used = append(a.used, w)
+		}
+		a.mu.Unlock()
+	}
+	return w, release, err
+}
+
+// verify checks, before a success is recorded, that every warehouse the
+// handler wrote to is still the one it opened (Warehouse.Verify): a file
+// removed or replaced meanwhile lost the attempt's writes.
+func (a *attempt) verify() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range a.used {
+		if err := w.Verify(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // attempt is one bound attempt.
@@ -148,6 +178,9 @@ type attempt struct {
 	q     queued
 	path  string
 	log   *attemptLog
+	// used are the warehouses the handler acquired.
+	mu   sync.Mutex
+	used []warehouse.Warehouse
 }
 
 // run does the bound attempt's work and records its outcome.
@@ -222,6 +255,9 @@ func (a *attempt) work(ctx, rctx context.Context) outcome {
 		}
 	}
 	r, herr := ret.r, ret.err
+	if herr == nil {
+		herr = a.verify()
+	}
 	if herr == nil {
 		return outcome{Status: AttemptSuccess, Result: r}
 	}

@@ -48,13 +48,13 @@ type BackfillOutcome struct {
 // reversed range, or one of more than MaxBackfillDates dates, is a usage
 // error (exit 2).
 func BackfillDates(first, last string) ([]string, error) {
-	from, err := time.Parse(time.DateOnly, first)
-	if err != nil {
-		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s: %q is not a date: write YYYY-MM-DD", first, last, first)
+	from, ok := ParseDate(first)
+	if !ok {
+		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s: %q is not a date from 0001-01-01 to 9999-12-31: write YYYY-MM-DD", first, last, first)
 	}
-	to, err := time.Parse(time.DateOnly, last)
-	if err != nil {
-		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s: %q is not a date: write YYYY-MM-DD", first, last, last)
+	to, ok := ParseDate(last)
+	if !ok {
+		return nil, exit.Fieldf(exit.Usage, "{backfill} %s:%s: %q is not a date from 0001-01-01 to 9999-12-31: write YYYY-MM-DD", first, last, last)
 	}
 	if to.Before(from) {
 		return nil, exit.Fieldf(exit.Usage, "{backfill} runs from the first date to the last: %s is after %s", first, last)

@@ -27,6 +27,11 @@ func TestBackfillDates(t *testing.T) {
 	wantCode(t, err, exit.Usage, "2026-01-05 is after 2026-01-01")
 	_, err = BackfillDates("2026-01-05", "soon")
 	wantCode(t, err, exit.Usage, `"soon" is not a date`)
+	_, err = BackfillDates("9999-12-31", "10000-01-01")
+	wantCode(t, err, exit.Usage, `"10000-01-01" is not a date from 0001-01-01 to 9999-12-31`)
+	if d, err := BackfillDates("0001-01-01", "0001-01-02"); err != nil || len(d) != 2 {
+		t.Fatalf("the first dates: %v %v", d, err)
+	}
 }
 
 // I12: a backfill of five dates runs one BACKFILL run per date, oldest first,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/freetext"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
 
@@ -31,13 +32,23 @@ type Change struct {
 	Message string
 }
 
-// CheckReason refuses a blank reason for an intervention (exit 2): every
+// CheckReason refuses a blank reason for an intervention, or one that is
+// not free text (freetext.Check), with a usage error (exit 2): every
 // intervention is recorded with why it was made. what names the
 // intervention: an operation such as "cancel", or a request field such as
 // "{skip}" (see exit.Fieldf).
 func CheckReason(what, reason string) error {
 	if strings.TrimSpace(reason) == "" {
 		return exit.Fieldf(exit.Usage, "%s needs a {reason}: it is recorded with the change", what)
+	}
+	return checkText("reason", reason)
+}
+
+// checkText refuses the request field's value unless it is free text
+// (freetext.Check), with a usage error (exit 2) naming the field.
+func checkText(field, value string) error {
+	if err := freetext.Check(value); err != nil {
+		return exit.Fieldf(exit.Usage, "{%s} %v", field, err)
 	}
 	return nil
 }
@@ -152,11 +163,11 @@ func (s *Supervisor) Mark(ctx context.Context, req MarkRequest) (Change, error) 
 		case before == req.Status && req.Rows == nil:
 			return exit.Errorf(exit.Usage, "%s is already %s under pipeline_run_id=%d; nothing to mark", what, before, r.ID)
 		case r.Status == RunQueued:
-			return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet; cancel it instead",
-				g.Pipeline.Code, r.ID)
+			return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet; cancel it instead (etl-craft cancel {pipeline} %s {run_id} %d {reason} …)",
+				g.Pipeline.Code, r.ID, g.Pipeline.Code, r.ID)
 		case r.Status == RunCancelled:
-			return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run",
-				g.Pipeline.Code, r.ID)
+			return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run with etl-craft run {pipeline} %s, or record one with {new_run}",
+				g.Pipeline.Code, r.ID, g.Pipeline.Code)
 		}
 		now := time.Now()
 		message := fmt.Sprintf("marked %s by %s: %s", req.Status, who, req.Reason)
@@ -475,8 +486,8 @@ func (s *Supervisor) newEndedRun(ctx context.Context, g *pipeline.Graph, nr newR
 			return exit.Wrap(exit.EngineDB, err, "could not read %s", runsTable)
 		}
 		if active != 0 {
-			return exit.Errorf(exit.RunState, "pipeline %s has a run in progress (pipeline_run_id=%d); mark that run, or cancel it, before recording %s",
-				g.Pipeline.Code, active, what)
+			return exit.Errorf(exit.RunState, "pipeline %s has a run in progress (pipeline_run_id=%d); mark that run ({run_id} %d), or cancel it (etl-craft cancel {pipeline} %s {run_id} %d {reason} …), before recording %s",
+				g.Pipeline.Code, active, active, g.Pipeline.Code, active, what)
 		}
 		now := time.Now()
 		id, err := insertEndedRun(ctx, tx, nr, status, now)

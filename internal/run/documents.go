@@ -11,7 +11,7 @@ import (
 // line, as JSON names for the HTTP API.
 func (o Outcome) Document(fields func(string) string) report.Outcome {
 	doc := report.Outcome{Schema: report.SchemaRunOutcome, PipelineCode: o.PipelineCode,
-		Status: o.Status, Detail: exit.RenderFields(o.Detail, fields), ExitCode: int(o.Code)}
+		Status: o.Status, Detail: exit.RenderFields(o.Detail, fields), ExitCode: int(o.Code), SLAStatus: o.SLA}
 	if o.RunID != 0 {
 		id := o.RunID
 		doc.PipelineRunID = &id

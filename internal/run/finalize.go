@@ -36,7 +36,7 @@ func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
 // then runs the after-run hooks. note, when set, is added to the summary.
 func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, owner, note string) (Outcome, error) {
 	out := Outcome{PipelineCode: g.Pipeline.Code, RunID: r.ID, Status: RunInProgress}
-	var status, detail string
+	var status, detail, sla string
 	var breach *Breach
 	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
 		rows, err := loadTaskRuns(ctx, tx, r.ID)
@@ -46,6 +46,9 @@ func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, ow
 		now := time.Now()
 		status, detail = verdict(g, rows)
 		if breach, err = recordSLA(ctx, tx, g.Pipeline, r, now, true); err != nil {
+			return err
+		}
+		if sla, err = runSLA(ctx, tx, r.ID); err != nil {
 			return err
 		}
 		if err := finishRun(ctx, tx, r.ID, owner, runEnding{Status: status}, now); err != nil {
@@ -62,7 +65,8 @@ func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, ow
 	if err != nil {
 		return out, err
 	}
-	out.Status, out.Detail = status, joinDetail(detail, note)
+	out.Status, out.SLA = status, sla
+	out.Detail = joinDetail(detail, note, breachNote(g.Pipeline, sla))
 	if status == RunFailed || status == RunCancelled {
 		out.Code = exit.Failure
 	}

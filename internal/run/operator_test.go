@@ -165,7 +165,8 @@ func TestOperatorRefusals(t *testing.T) {
 		wantCode(t, mark(MarkRequest{RunID: out.RunID, Status: RunSuccess, Reason: "x"}), exit.Usage, "is already SUCCESS")
 		open := f.openRun("P")
 		_, err := s.StandIn(f.ctx(), MarkRequest{PipelineCode: "P", Status: TaskSuccess, Reason: "x"})
-		wantCode(t, err, exit.RunState, fmt.Sprintf("has a run in progress (pipeline_run_id=%d)", open))
+		wantCode(t, err, exit.RunState, fmt.Sprintf("has a run in progress (pipeline_run_id=%d); mark that run (--run-id %d), "+
+			"or cancel it (etl-craft cancel --pipeline_code P --run-id %d --reason …)", open, open, open))
 		_, err = s.Skip(f.ctx(), Request{PipelineCode: "P", Reason: "x"})
 		wantCode(t, err, exit.RunState, "has a run in progress")
 		_, err = s.Cancel(f.ctx(), CancelRequest{PipelineCode: "P", RunID: out.RunID, Reason: "x"})

@@ -62,6 +62,9 @@ func (o Order) Validate() error {
 	case o.Skip && o.RunID > 0:
 		return usage("{skip} records a new run: it takes {run_key}, not {run_id}")
 	}
+	if err := checkText("run_key", o.RunKey); err != nil {
+		return err
+	}
 	if o.Backfill != "" {
 		from, to, ok := o.BackfillRange()
 		if !ok {
@@ -71,10 +74,8 @@ func (o Order) Validate() error {
 			return err
 		}
 	}
-	if o.RunDate != "" {
-		if _, err := time.Parse(time.DateOnly, o.RunDate); err != nil {
-			return exit.Fieldf(exit.Usage, "{run_date} %q is not a date: write YYYY-MM-DD", o.RunDate)
-		}
+	if err := o.CheckRunDate(); err != nil {
+		return err
 	}
 	switch {
 	case o.IgnoreDependencies:
@@ -85,6 +86,23 @@ func (o Order) Validate() error {
 		return CheckReason("{skip}", o.Reason)
 	case o.Backfill != "":
 		return CheckReason("{backfill}", o.Reason)
+	}
+	return nil
+}
+
+// ParseDate reads a date written YYYY-MM-DD, one of the years 0001 to
+// 9999 that every warehouse, script and SQL date holds. It is the one rule
+// of the run dates the command line and the API take.
+func ParseDate(s string) (time.Time, bool) {
+	d, err := time.Parse(time.DateOnly, s)
+	return d, err == nil && d.Year() >= 1
+}
+
+// CheckRunDate refuses a RunDate that is not a date (ParseDate), a usage
+// error (exit 2) naming the run_date field.
+func (r Request) CheckRunDate() error {
+	if _, ok := ParseDate(r.RunDate); r.RunDate != "" && !ok {
+		return exit.Fieldf(exit.Usage, "{run_date} %q is not a date from 0001-01-01 to 9999-12-31: write YYYY-MM-DD", r.RunDate)
 	}
 	return nil
 }

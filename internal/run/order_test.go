@@ -18,7 +18,10 @@ func TestAnOrderIsRefusedInItsOwnFieldNames(t *testing.T) {
 		{Order{WithDownstream: true}, "with_downstream", "with_downstream goes with rerun"},
 		{Order{Skip: true, Request: Request{RunID: 3, Reason: "r"}}, "skip", "skip records a new run: it takes run_key, not run_id"},
 		{Order{Backfill: "2026-01-01"}, "backfill", `backfill "2026-01-01" is not FROM:TO, such as 2026-09-01:2026-09-07`},
-		{Order{Request: Request{RunDate: "tomorrow"}}, "run_date", `run_date "tomorrow" is not a date: write YYYY-MM-DD`},
+		{Order{Request: Request{RunDate: "tomorrow"}}, "run_date", `run_date "tomorrow" is not a date from 0001-01-01 to 9999-12-31: write YYYY-MM-DD`},
+		{Order{Request: Request{RunDate: "0000-06-01"}}, "run_date", `run_date "0000-06-01" is not a date from 0001-01-01 to 9999-12-31: write YYYY-MM-DD`},
+		{Order{Backfill: "0000-01-01:0000-01-02", Request: Request{Reason: "x"}}, "backfill",
+			`backfill 0000-01-01:0000-01-02: "0000-01-01" is not a date from 0001-01-01 to 9999-12-31: write YYYY-MM-DD`},
 		{Order{Skip: true, Request: Request{Reason: " "}}, "skip", "skip needs a reason: it is recorded with the change"},
 	} {
 		err := c.order.Validate()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 )
@@ -46,34 +47,43 @@ type Defaults struct {
 }
 
 // PolicyOf reads a task's policy from its parameters over the defaults. A
-// malformed value is a metadata error naming the task and parameter.
+// malformed value is a metadata error naming the task and parameter. Whole
+// numbers follow the configuration file's rule, bound and words
+// (config.WholeNumber), so no number of seconds overflows a duration.
 func PolicyOf(g *pipeline.Graph, t *pipeline.Task, d Defaults) (Policy, error) {
 	p := Policy{Timeout: d.TaskTimeout, Retries: d.Retries, Delay: DefaultRetryDelay, Backoff: DefaultRetryBackoff}
 	bad := func(name, value, want string) error {
 		return exit.Errorf(exit.Metadata,
-			"%s.%s: CFG_TASK_PARAMETERS %s = %q is not %s; fix it in a project migration",
-			g.Pipeline.Code, t.Code, name, value, want)
+			"%s.%s: CFG_TASK_PARAMETERS %s must be %s; got '%s'; fix it in a project migration",
+			g.Pipeline.Code, t.Code, name, want, value)
 	}
-	if v, ok := t.Params[ParamTimeout]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
-			return p, bad(ParamTimeout, v, "a whole number of seconds (0 for no limit)")
+	// whole reads a whole-number parameter; set is false when the task
+	// has none.
+	whole := func(name string) (n int, set bool, err error) {
+		v, set := t.Params[name]
+		if !set {
+			return 0, false, nil
 		}
+		n, want, ok := config.WholeNumber(strings.TrimSpace(v), 0, config.MaxWhole)
+		if !ok {
+			return 0, true, bad(name, v, want)
+		}
+		return n, true, nil
+	}
+	if n, set, err := whole(ParamTimeout); err != nil {
+		return p, err
+	} else if set {
 		p.Timeout = time.Duration(n) * time.Second
 	}
-	if v, ok := t.Params[ParamRetries]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
-			return p, bad(ParamRetries, v, "a whole number of 0 or more")
-		}
+	if n, set, err := whole(ParamRetries); err != nil {
+		return p, err
+	} else if set {
 		p.Retries = n
 	}
-	if v, ok := t.Params[ParamRetryDelay]; ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			return p, bad(ParamRetryDelay, v, "a number of seconds of 0 or more")
-		}
-		p.Delay = min(time.Duration(f*float64(time.Second)), MaxRetryDelay)
+	if n, set, err := whole(ParamRetryDelay); err != nil {
+		return p, err
+	} else if set {
+		p.Delay = min(time.Duration(n)*time.Second, MaxRetryDelay)
 	}
 	if v, ok := t.Params[ParamRetryBackoff]; ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)

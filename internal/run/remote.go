@@ -32,6 +32,9 @@ const lostByOrchestrator = "still " + TaskInProgress + " when the orchestrator f
 // created with a key is an ORCHESTRATOR run, and a run selected by key that
 // had ended is reopened (the orchestrator cleared an old DAG run).
 func (s *Supervisor) InitRun(ctx context.Context, req Request) (Outcome, error) {
+	if err := req.CheckRunDate(); err != nil {
+		return Outcome{}, err
+	}
 	g, _, err := s.load(ctx, req.PipelineCode)
 	if err != nil {
 		return Outcome{}, err

@@ -39,8 +39,8 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 	case r.Status == RunQueued:
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is QUEUED and has not been admitted yet", g.Pipeline.Code, r.ID)
 	case r.Status == RunCancelled:
-		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run",
-			g.Pipeline.Code, r.ID)
+		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run with etl-craft run {pipeline} %s",
+			g.Pipeline.Code, r.ID, g.Pipeline.Code)
 	}
 	ended := runEnded(r.Status)
 	var ran, left []string

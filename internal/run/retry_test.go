@@ -34,9 +34,18 @@ func TestRetryPolicy(t *testing.T) {
 	if err != nil || p.Retries != 3 || p.RetryDelay(3) != 0 || p.Timeout != 0 {
 		t.Fatalf("parameters %+v %v", p, err)
 	}
+	// The largest whole number is a duration still, and a delay is capped.
+	p, err = PolicyOf(g, task(map[string]string{ParamRetryDelay: "2147483647", ParamTimeout: "2147483647"}), Defaults{})
+	if err != nil || p.Timeout != 2147483647*time.Second || p.RetryDelay(1) != MaxRetryDelay {
+		t.Fatalf("the largest values: %+v %v", p, err)
+	}
+	_, err = PolicyOf(g, task(map[string]string{ParamTimeout: "10000000000"}), Defaults{})
+	if err == nil || !strings.Contains(err.Error(), "CFG_TASK_PARAMETERS TASK_TIMEOUT_SECONDS must be a whole number from 0 to 2147483647; got '10000000000'") {
+		t.Fatalf("an overflowing timeout: %v", err)
+	}
 	for name, values := range map[string][]string{
-		ParamRetries: {"-1", "1.5", "no"}, ParamRetryDelay: {"no", "-1", "inf"},
-		ParamRetryBackoff: {"0.5", "nan", "inf", "no"}, ParamTimeout: {"soon", "-5"},
+		ParamRetries: {"-1", "1.5", "no", "10000000000"}, ParamRetryDelay: {"no", "-1", "inf", "0.5", "10000000000", "2147483648"},
+		ParamRetryBackoff: {"0.5", "nan", "inf", "no"}, ParamTimeout: {"soon", "-5", "10000000000", "2147483648", "+5", "٣"},
 	} {
 		for _, v := range values {
 			_, err := PolicyOf(g, task(map[string]string{name: v}), Defaults{})

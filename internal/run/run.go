@@ -183,6 +183,10 @@ type Outcome struct {
 	Detail string
 	// Code is the exit status: 0, 1, 22 or 23.
 	Code exit.Code
+	// SLA is the ended run's SLA status, MET or BREACHED; "" for a task,
+	// a run not ended, or a pipeline without an SLA. A breach is also
+	// named at the end of Detail.
+	SLA string
 }
 
 // Outcome statuses that are not stored statuses.

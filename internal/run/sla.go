@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"database/sql"
+	"strconv"
 	"sync"
 	"time"
 
@@ -76,6 +78,26 @@ func recordSLA(ctx context.Context, tx *wtx, p pipeline.Pipeline, r runRow, now 
 		return nil, nil
 	}
 	return &Breach{Pipeline: p, RunID: r.ID, RunKey: r.Key, Start: r.Start.Time, At: now, Live: !ending}, nil
+}
+
+// runSLA reads the SLA status recorded on the run: MET, BREACHED, or ""
+// while undecided or without an SLA.
+func runSLA(ctx context.Context, tx *wtx, runID int64) (string, error) {
+	var sla sql.NullString
+	err := tx.QueryRowContext(ctx, "SELECT SLA_STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", runID).Scan(&sla)
+	if err != nil {
+		return "", exit.Wrap(exit.EngineDB, err, "could not read the SLA status of pipeline_run_id=%d in %s", runID, runsTable)
+	}
+	return sla.String, nil
+}
+
+// breachNote is what a run's result line says of a BREACHED SLA, as the
+// reference's does ("SLA of 2 h BREACHED"); "" for any other SLA status.
+func breachNote(p pipeline.Pipeline, sla string) string {
+	if sla != SLABreached {
+		return ""
+	}
+	return "SLA of " + strconv.FormatFloat(p.SLAHours.Float64, 'g', -1, 64) + " h " + SLABreached
 }
 
 // breached logs a breach this supervisor recorded and gives it to

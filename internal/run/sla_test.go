@@ -2,12 +2,14 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 )
 
@@ -76,6 +78,10 @@ func TestSLABreachedWhileRunning(t *testing.T) {
 		if !strings.Contains(f.logs.String(), `level=WARN msg="the run passed its SLA" pipeline=P pipeline_run_id=`) {
 			t.Fatalf("no warning:\n%s", f.logs.String())
 		}
+		// The result line says so too, as the reference's does.
+		if want := fmt.Sprintf("P: pipeline_run_id=%d SUCCESS — SLA of 0.0003 h BREACHED", out.RunID); out.String() != want || out.SLA != SLABreached {
+			t.Fatalf("the result line %q (SLA %q), want %q", out.String(), out.SLA, want)
+		}
 
 		// Within its SLA a run ends MET, reporting nothing; reopened for a
 		// rerun long past the SLA, it keeps MET: it is never measured again.
@@ -83,7 +89,7 @@ func TestSLABreachedWhileRunning(t *testing.T) {
 		f.setBehaviour("P", "slow", "succeed")
 		met := f.runPipeline("P")
 		f.scalar(&sla, "SELECT SLA_STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", met.RunID)
-		if met.RunID == out.RunID || sla != SLAMet || len(seen.list()) != 1 {
+		if met.RunID == out.RunID || sla != SLAMet || len(seen.list()) != 1 || met.SLA != SLAMet || strings.Contains(met.String(), "SLA") {
 			t.Fatalf("run %q SLA %s, breaches %+v", met.String(), sla, seen.list())
 		}
 		f.b.Exec("UPDATE CFG_PIPELINES SET SLA_IN_HOURS = 0.0000000001 WHERE PIPELINE_CODE = 'P'")
@@ -107,6 +113,11 @@ func TestSLABreachedAtTheEnd(t *testing.T) {
 		f.scalar(&sla, "SELECT SLA_STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", out.RunID)
 		if got := seen.list(); sla != SLABreached || len(got) != 1 || got[0].Live || got[0].RunID != out.RunID {
 			t.Fatalf("SLA %s, breaches %+v", sla, got)
+		}
+		doc := out.Document(exit.Flag)
+		if !strings.HasSuffix(out.String(), "SUCCESS — SLA of 1e-10 h BREACHED") || doc.SLAStatus != SLABreached ||
+			!strings.HasSuffix(doc.Detail, "SLA of 1e-10 h BREACHED") {
+			t.Fatalf("the result line %q, its document %+v", out.String(), doc)
 		}
 	})
 }

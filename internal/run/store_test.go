@@ -45,7 +45,8 @@ func TestEveryEngineWriterSharesTheSQLiteWriterLock(t *testing.T) {
 	}
 	wg.Go(func() {
 		for r := range rounds {
-			errs <- audit.Record(ctx, f.db, audit.Request{Command: "status", Arguments: map[string]any{"round": r}})
+			_, err := audit.Record(ctx, f.db, audit.Request{Command: "status", Arguments: map[string]any{"round": r}})
+			errs <- err
 		}
 	})
 	wg.Go(func() {

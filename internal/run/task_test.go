@@ -155,6 +155,11 @@ func TestForcingATaskOntoAnEndedRunReopensAndEndsItAgain(t *testing.T) {
 		f.exec("UPDATE AUD_PIPELINES_RUN_LOG SET STATUS = 'CANCELLED' WHERE PIPELINE_RUN_ID = $1", out.RunID)
 		_, err = f.supervisor().RunTask(f.ctx(), Request{PipelineCode: "P", TaskCode: "b", RunID: out.RunID, Force: true})
 		wantCode(t, err, exit.RunState, "was CANCELLED and is never reopened")
+		// Each refusal names the command or flag that does what it cannot.
+		_, err = f.supervisor().Rerun(f.ctx(), Request{PipelineCode: "P", TaskCode: "b", RunID: out.RunID, Reason: "again"}, false)
+		wantCode(t, err, exit.RunState, "was CANCELLED and is never reopened; start a new run with etl-craft run --pipeline_code P")
+		_, err = f.supervisor().Mark(f.ctx(), MarkRequest{PipelineCode: "P", TaskCode: "b", RunID: out.RunID, Status: TaskFailed, Reason: "x"})
+		wantCode(t, err, exit.RunState, "start a new run with etl-craft run --pipeline_code P, or record one with --new-run")
 	})
 }
 

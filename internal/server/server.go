@@ -35,7 +35,10 @@ const retryAfter = 10 * time.Second
 const (
 	ReadHeaderTimeout = 10 * time.Second
 	IdleTimeout       = 120 * time.Second
-	MaxHeaderBytes    = 16 << 10
+	// MaxHeaderBytes is where the HTTP server itself stops reading a
+	// request's headers (answering a bare 431): well above the API's own
+	// limit, api.MaxHeaderBytes, which it refuses with an error document.
+	MaxHeaderBytes = 64 << 10
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes = 1 << 20
 )

@@ -49,6 +49,8 @@ var duckdbFiles = struct {
 type sharedDuckDB struct {
 	db   *sql.DB
 	refs int
+	// file is the file the handle opened.
+	file *openedFile
 }
 
 func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error) {
@@ -66,14 +68,14 @@ func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error)
 			return nil, exit.Wrap(exit.Configuration, err, "the DuckDB path %s", opts.Path)
 		}
 		if _, err := os.Stat(path); opts.Existing && errors.Is(err, fs.ErrNotExist) {
-			return nil, exit.Errorf(exit.Configuration, "the DuckDB warehouse %s does not exist yet: the first run creates it", path)
+			return nil, &exit.Error{Code: exit.Configuration, Err: &NotCreatedError{Path: path}}
 		}
 	}
-	db, release, err := acquireDuckDB(path)
+	db, file, release, err := acquireDuckDB(path)
 	if err != nil {
 		return nil, err
 	}
-	w := &sqlWarehouse{Dialect: d, db: db, catalog: catalog, close: release, bulk: duckdbAppend}
+	w := &sqlWarehouse{Dialect: d, db: db, catalog: catalog, close: release, bulk: duckdbAppend, file: file}
 	w.desc = "duckdb:" + path
 	if path == "" {
 		w.desc = "duckdb::memory:"
@@ -89,13 +91,15 @@ func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error)
 const duckdbIdleConns = 16
 
 // acquireDuckDB returns the process's handle on a DuckDB file, opening it on
-// first use, and the function that gives it back. An in-memory database is
-// never shared.
-func acquireDuckDB(path string) (*sql.DB, func() error, error) {
+// first use, the file it opened (nil in memory), and the function that gives
+// the handle back. An in-memory database is never shared.
+func acquireDuckDB(path string) (*sql.DB, *openedFile, func() error, error) {
 	open := func() (*sql.DB, error) {
 		c, err := duckdb.NewConnector(path, pinUTC)
 		if err != nil {
-			return nil, exit.Wrap(exit.Configuration, err, "could not open the DuckDB warehouse %s", path)
+			// A folder missing or closed, a file that is not DuckDB's: the
+			// connection fails, as a server's would.
+			return nil, exit.Wrap(exit.ConnectionTest, err, "could not open the DuckDB warehouse %s", path)
 		}
 		db := sql.OpenDB(c)
 		// Keep the connections parallel tasks use: each new one runs the
@@ -110,9 +114,9 @@ func acquireDuckDB(path string) (*sql.DB, func() error, error) {
 	if path == "" {
 		db, err := open()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return db, db.Close, nil
+		return db, nil, db.Close, nil
 	}
 	duckdbFiles.Lock()
 	defer duckdbFiles.Unlock()
@@ -120,9 +124,15 @@ func acquireDuckDB(path string) (*sql.DB, func() error, error) {
 	if s == nil {
 		db, err := open()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		s = &sharedDuckDB{db: db}
+		// DuckDB made the file when it opened it, if it was not there.
+		info, err := os.Stat(path)
+		if err != nil {
+			db.Close()
+			return nil, nil, nil, exit.Wrap(exit.ConnectionTest, err, "could not open the DuckDB warehouse %s", path)
+		}
+		s = &sharedDuckDB{db: db, file: &openedFile{path: path, info: info}}
 		duckdbFiles.open[path] = s
 	}
 	s.refs++
@@ -139,7 +149,7 @@ func acquireDuckDB(path string) (*sql.DB, func() error, error) {
 		})
 		return err
 	}
-	return s.db, release, nil
+	return s.db, s.file, release, nil
 }
 
 // pinUTC runs on every new DuckDB connection.

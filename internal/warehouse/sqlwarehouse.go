@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"os"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 )
@@ -21,9 +22,11 @@ type sqlWarehouse struct {
 	Dialect
 	db      *sql.DB
 	catalog string
-	desc    string       // String(), without secrets
-	bulk    bulkLoader   // nil means insertRows
-	close   func() error // nil means db.Close
+	desc    string     // String(), without secrets
+	bulk    bulkLoader // nil means insertRows
+	// file is the database file as it was opened; nil for a server.
+	file  *openedFile
+	close func() error // nil means db.Close
 	// guard locks a transaction's guarded objects for other processes;
 	// nil means they are guarded in this process only (see guard.go).
 	guard func(ctx context.Context, tx *sqlTx, objects []Table) error
@@ -103,6 +106,28 @@ func (w *sqlWarehouse) Begin(ctx context.Context, guard ...Table) (Tx, error) {
 		}
 	}
 	return t, nil
+}
+
+// openedFile is a database file as a warehouse opened it.
+type openedFile struct {
+	path string
+	info os.FileInfo
+}
+
+func (w *sqlWarehouse) Verify() error {
+	if w.file == nil {
+		return nil
+	}
+	info, err := os.Stat(w.file.path)
+	switch {
+	case err != nil:
+		return exit.Wrap(exit.ConnectionTest, err,
+			"the warehouse file %s is gone: it was removed while it was open, and what was written to it since is lost", w.file.path)
+	case !os.SameFile(info, w.file.info):
+		return exit.Errorf(exit.ConnectionTest,
+			"the warehouse file %s is not the file that was opened: it was replaced while it was open, and what was written to it since is lost", w.file.path)
+	}
+	return nil
 }
 
 func (w *sqlWarehouse) Close() error {

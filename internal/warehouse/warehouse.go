@@ -93,6 +93,18 @@ type Options struct {
 	ConnectTimeout time.Duration
 }
 
+// NotCreatedError is a warehouse that Options.Existing refused because it
+// does not exist yet: a DuckDB file, which the first run creates. Every new
+// project starts so; errors.As finds it in the configuration error (exit 3)
+// Open returns.
+type NotCreatedError struct {
+	Path string
+}
+
+func (e *NotCreatedError) Error() string {
+	return fmt.Sprintf("the DuckDB warehouse %s does not exist yet: the first run creates it", e.Path)
+}
+
 // ColumnInfo is a column an existing table has, as information_schema shows it.
 type ColumnInfo struct {
 	Name string
@@ -124,6 +136,12 @@ type Warehouse interface {
 	// transaction guarding one of them, of this process or (on PostgreSQL)
 	// of any process, waits in Begin until then, or until ctx ends.
 	Begin(ctx context.Context, guard ...Table) (Tx, error)
+	// Verify checks that the warehouse is still the database it opened, so
+	// that what was written there is kept: a file warehouse (DuckDB) must
+	// still be the same file (device and inode) at its path, not removed or
+	// replaced since; a server warehouse always is. A failure is a
+	// connection error (exit 11) naming the file. It works after Close too.
+	Verify() error
 	// Close releases the connections.
 	Close() error
 }

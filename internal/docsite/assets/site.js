@@ -5,6 +5,11 @@
 (function () {
   'use strict';
   var SVG = 'http://www.w3.org/2000/svg';
+  // The search index and the graphs give pages by their path from the
+  // site's top folder; a page in a folder below it (tables/) says the way
+  // up in <html data-root>.
+  var ROOT = document.documentElement.getAttribute('data-root') || '';
+  function page(path) { return ROOT + path; }
 
   function svg(tag, attrs) {
     var e = document.createElementNS(SVG, tag);
@@ -27,7 +32,7 @@
         if (entry.s.indexOf(q) < 0) { continue; }
         var li = document.createElement('li');
         var a = document.createElement('a');
-        a.href = entry.u;
+        a.href = page(entry.u);
         a.textContent = entry.t;
         var kind = document.createElement('span');
         kind.className = 'kind';
@@ -84,7 +89,7 @@
       var group = svg('g', { 'class': 'node role-' + n.node.role, 'data-role': n.node.role, 'data-id': id });
       var holder = group;
       if (n.node.url) {
-        holder = svg('a', { href: n.node.url });
+        holder = svg('a', { href: page(n.node.url) });
         group.appendChild(holder);
       }
       var title = svg('title');

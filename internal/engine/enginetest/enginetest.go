@@ -10,11 +10,14 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
 
@@ -195,4 +198,58 @@ func Client(t testing.TB, name string) string {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// Querier is a database Rows reads: an Engine DB, or any database/sql
+// handle.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Rows runs a query on a database and returns each row as its values
+// joined by "|": NULL as NULL, timestamps and dates as the Engine DB's UTC
+// text.
+func Rows(t testing.TB, q Querier, query string, args ...any) []string {
+	t.Helper()
+	return JoinedRows(t, q, "|", query, args...)
+}
+
+// JoinedRows is Rows with the values joined by sep.
+func JoinedRows(t testing.TB, q Querier, sep, query string, args ...any) []string {
+	t.Helper()
+	rows, err := q.QueryContext(context.Background(), query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			switch x := v.(type) {
+			case nil:
+				parts[i] = "NULL"
+			case time.Time:
+				parts[i] = engine.TimeText(x)
+			case []byte:
+				parts[i] = string(x)
+			default:
+				parts[i] = fmt.Sprint(x)
+			}
+		}
+		out = append(out, strings.Join(parts, sep))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -396,7 +396,35 @@ func ruleCases() []ruleCase {
 		pipeDep = "INSERT INTO CFG_PIPELINE_DEPENDENCY (PIPELINE_ID, DEPENDS_ON_PIPELINE_ID, DEPENDENCY_TYPE, CONSUME_REPAIRS) VALUES ($1, $2, $3, $4)"
 		taskDep = "INSERT INTO CFG_TASK_DEPENDENCY (PIPELINE_ID, TASK_ID, DEPENDS_ON_TASK_ID, DEPENDENCY_TYPE) VALUES (1, $1, $2, 'SUCCESS')"
 	)
+	const (
+		dated   = "INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_DATE) VALUES (1, 'SUCCESS', $1)"
+		redate  = "UPDATE AUD_PIPELINES_RUN_LOG SET RUN_DATE = $1 WHERE PIPELINE_RUN_ID = 1"
+		started = "INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE, SCHEDULE_START_DATE) VALUES ($1, 'x', 'FULL', $2)"
+		restart = "UPDATE CFG_PIPELINES SET SCHEDULE_START_DATE = $1 WHERE PIPELINE_ID = 2"
+	)
 	cases := []ruleCase{
+		// Dates: a real date from 0001-01-01 to 9999-12-31, which SQLite
+		// keeps as text written YYYY-MM-DD.
+		{name: "a run date", query: dated, args: []any{"2020-01-02"}},
+		{name: "a leap day", query: dated, args: []any{"2020-02-29"}},
+		{name: "the first date", query: dated, args: []any{"0001-01-01"}},
+		{name: "the last date", query: dated, args: []any{"9999-12-31"}},
+		{name: "no run date", query: dated, args: []any{nil}},
+		{name: "a run date that is no date", query: dated, args: []any{"not-a-date; DROP TABLE x"}, refusal: "run_date", only: engine.SQLite},
+		{name: "February 30", query: dated, args: []any{"2020-02-30"}, refusal: "run_date", only: engine.SQLite},
+		{name: "year 0", query: dated, args: []any{"0000-06-01"}, refusal: "run_date", only: engine.SQLite},
+		{name: "a run date with a time", query: dated, args: []any{"2020-01-02 10:00:00"}, refusal: "run_date", only: engine.SQLite},
+		{name: "a run date as a number", query: dated, args: []any{20200102}, refusal: "run_date", only: engine.SQLite},
+		{name: "year 10000", query: dated, args: []any{"10000-01-01"}, refusal: "run_date", only: engine.Postgres},
+		{name: "a run date before year 1", query: dated, args: []any{"0001-06-01 BC"}, refusal: "run_date", only: engine.Postgres},
+		{name: "a run date changed", query: redate, args: []any{"2021-03-04"}},
+		{name: "a run date changed to none", query: redate, args: []any{"2021-13-01"}, refusal: "run_date", only: engine.SQLite},
+		{name: "a run date changed to year 10000", query: redate, args: []any{"10000-01-01"}, refusal: "run_date", only: engine.Postgres},
+		{name: "a schedule start date", query: started, args: []any{"S1", "2026-01-01"}},
+		{name: "a schedule start date that is no date", query: started, args: []any{"S2", "soon"}, refusal: "schedule_start_date", only: engine.SQLite},
+		{name: "a schedule start date in year 10000", query: started, args: []any{"S3", "10000-01-01"}, refusal: "schedule_start_date", only: engine.Postgres},
+		{name: "a schedule start date changed", query: restart, args: []any{"2026-02-01"}},
+		{name: "a schedule start date changed to April 31", query: restart, args: []any{"2026-04-31"}, refusal: "schedule_start_date", only: engine.SQLite},
 		// E02 handlers, task types, active flags.
 		taskCase("handler PYTHON", "h_python", "ETL", "PYTHON", "", nil, ""),
 		taskCase("handler SQL", "h_sql", "ETL", "SQL", "", nil, ""),

@@ -254,7 +254,7 @@ func summarise(ctx context.Context, db *engine.DB, t *handler.Task, enforceSLA b
 		}
 	}
 	breached := enforceSLA && r.SLAStatus.Valid && records.SLAStatus(r.SLAStatus.String) == records.SLABreached
-	sum.outcome = Decide(g.Tasks, rows, breached)
+	sum.outcome = Decide(g, rows, breached)
 	return sum, nil
 }
 

@@ -257,6 +257,36 @@ func TestEachOutcomeAndItsOverrides(t *testing.T) {
 			e.taskRun("extract", "SUCCESS", 1, "a warning", 3)
 			e.taskRun("load", "SUCCESS", 1, "", 3)
 		}, false, "COMPLETED_WITH_ERRORS", "COMPLETED_WITH_ERRORS for on_failure", "Alert "},
+		{"a watcher with nothing to watch", func(e *env) {
+			// cleanup runs only when extract fails, and after_cleanup after
+			// it: both skipped, because extract did not fail.
+			e.b.Task("P", "cleanup", pipeline.HandlerSQL, nil)
+			e.b.Task("P", "after_cleanup", pipeline.HandlerSQL, nil)
+			e.b.Dep("P", "cleanup", "P", "extract", pipeline.Failure)
+			e.b.Dep("P", "after_cleanup", "P", "cleanup", pipeline.Success)
+			e.taskRun("extract", "SUCCESS", 1, "", 3)
+			e.taskRun("load", "SUCCESS", 1, "", 3)
+			e.taskRun("cleanup", "SKIPPED", 0, "not run: its dependencies can never be met: upstream extract ended SUCCESS, which does not satisfy a FAILURE dependency", -1)
+			e.taskRun("after_cleanup", "SKIPPED", 0, "not run: its dependencies can never be met: upstream cleanup ended SKIPPED, which does not satisfy a SUCCESS dependency", -1)
+		}, false, "SUCCESS", "all good: P", "Alert "},
+		{"a watcher of another pipeline's task too, skipped", func(e *env) {
+			// Its gate may be why it was skipped: that counts.
+			e.b.Pipeline("UP", "FULL")
+			e.b.Task("UP", "u", pipeline.HandlerSQL, nil)
+			e.b.Task("P", "cleanup", pipeline.HandlerSQL, nil)
+			e.b.Dep("P", "cleanup", "P", "extract", pipeline.Failure)
+			e.b.Dep("P", "cleanup", "UP", "u", pipeline.Success)
+			e.taskRun("extract", "SUCCESS", 1, "", 3)
+			e.taskRun("load", "SUCCESS", 1, "", 3)
+			e.taskRun("cleanup", "SKIPPED", 0, "", -1)
+		}, false, "COMPLETED_WITH_ERRORS", "COMPLETED_WITH_ERRORS for on_failure", "Alert "},
+		{"skipped because a HAS_DATA dependency was not met", func(e *env) {
+			e.b.Task("P", "publish", pipeline.HandlerSQL, nil)
+			e.b.Dep("P", "publish", "P", "load", pipeline.HasData)
+			e.taskRun("extract", "SUCCESS", 1, "", 3)
+			e.taskRun("load", "SUCCESS", 1, "", 0)
+			e.taskRun("publish", "SKIPPED", 0, "not run: its dependencies can never be met: upstream load ended SUCCESS with no rows written, which does not satisfy a HAS_DATA dependency", -1)
+		}, false, "COMPLETED_WITH_ERRORS", "COMPLETED_WITH_ERRORS for on_failure", "Alert "},
 		{"unfinished", func(e *env) {
 			e.taskRun("extract", "IN-PROGRESS", 1, "", -1)
 		}, false, "COMPLETED_WITH_ERRORS", "COMPLETED_WITH_ERRORS for on_failure", "Alert "},
@@ -282,6 +312,12 @@ func TestEachOutcomeAndItsOverrides(t *testing.T) {
 			if reported(res, "EMAIL_OUTCOME") != c.outcome || !strings.HasPrefix(m.subject, c.subject) ||
 				!strings.HasPrefix(m.text, c.bodyHead) || !strings.Contains(m.text, "): "+c.outcome+"\n") {
 				t.Fatalf("outcome %s, subject %q, text:\n%s", reported(res, "EMAIL_OUTCOME"), m.subject, m.text)
+			}
+			// The other alert's failure is not the run's error, and neither
+			// is a watcher's having had nothing to watch.
+			if strings.Contains(m.text, "an alert's failure does not count") || strings.Contains(m.html, "an alert's failure does not count") ||
+				strings.Contains(m.text, "does not satisfy a FAILURE dependency") || strings.Contains(m.html, "does not satisfy a FAILURE dependency") {
+				t.Errorf("errors that are not the run's are listed:\n%s", m.text)
 			}
 		})
 	}

@@ -20,8 +20,11 @@ type taskLine struct {
 }
 
 // lines returns the table of the run's tasks in wave order, the alert
-// itself left out.
+// itself left out. Only the errors of the tasks that count (counted) are
+// given: an alert's own, and why a watcher had nothing to watch, are none
+// of the run's.
 func (s *summary) lines() []taskLine {
+	counted := counted(s.graph, s.rows)
 	var out []taskLine
 	for _, wave := range s.graph.Waves() {
 		for _, t := range wave {
@@ -30,7 +33,10 @@ func (s *summary) lines() []taskLine {
 			}
 			l := taskLine{code: t.Code, handler: t.Handler, status: notRun}
 			if r, ok := s.rows[t.ID]; ok {
-				l.status, l.attempts, l.err = string(r.Status), strconv.Itoa(r.AttemptCount), r.ErrorMessage.String
+				l.status, l.attempts = string(r.Status), strconv.Itoa(r.AttemptCount)
+				if counted[t.ID] {
+					l.err = r.ErrorMessage.String
+				}
 				if r.RowsWritten.Valid {
 					l.rows = strconv.FormatInt(r.RowsWritten.Int64, 10)
 				}

@@ -254,13 +254,13 @@ func TestCheckWarehouseFindsMissingTablesColumnsAndBrokenSQL(t *testing.T) {
 		h := rules.New(e.db, 4)
 		task := &handler.Task{PipelineID: e.pipeID, PipelineCode: "P", TaskCode: "check"}
 		checkFailures, _ := h.Check(task)
-		failures, warnings := h.(handler.WarehouseChecker).CheckWarehouse(ctx, w, task)
-		if len(failures) != 4 || len(warnings) != 0 {
-			t.Fatalf("failures %q warnings %q", failures, warnings)
+		failures, warnings, notes := h.(handler.WarehouseChecker).CheckWarehouse(ctx, w, task)
+		if len(failures) != 4 || len(warnings) != 0 || len(notes) != 0 {
+			t.Fatalf("failures %q warnings %q notes %q", failures, warnings, notes)
 		}
 		for i, want := range []string{"business rule b_unknown_column: BUSINESS_RULE_SQL does not run against staging.orders: ",
 			"business rule c_unclosed: BUSINESS_RULE_SQL does not run against staging.orders: ",
-			"business rule d_no_table: the TARGET_TABLE staging.nowhere does not exist",
+			"business rule d_no_table: the TARGET_TABLE staging.nowhere does not exist, and no task that runs before check creates it",
 			"business rule e_no_key: the TARGET_TABLE staging.orders has no column order_id (BUSINESS_RULE_KEY_COLUMN)"} {
 			if !strings.HasPrefix(failures[i], want) {
 				t.Errorf("failure %d: %q, want %q…", i, failures[i], want)
@@ -272,6 +272,67 @@ func TestCheckWarehouseFindsMissingTablesColumnsAndBrokenSQL(t *testing.T) {
 		}
 		if got := e.query("SELECT COUNT(*) FROM AUD_BUSINESS_RULES_RUN_LOG"); fmt.Sprint(got) != "[0]" {
 			t.Errorf("the review recorded rule runs: %v", got)
+		}
+	})
+}
+
+// A rule's target table that does not exist yet is no failure when a task
+// that runs before the rules task creates it: then what can be checked is.
+// An SQL task whose SELECT the warehouse can describe must give the table
+// the rule's key column; one whose SELECT reads a table not made yet, or a
+// script, leaves the key column and the rule's SQL to the first run. The
+// rules about one table and creator share one note.
+func TestCheckWarehouseAcceptsATableATaskUpstreamCreates(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		e.b.Exec(`INSERT INTO CFG_BUSINESS_RULES (BUSINESS_RULE_NAME, PIPELINE_ID, TASK_ID, BUSINESS_RULE_SQL, BUSINESS_RULE_TYPE,
+  BUSINESS_RULE_KEY_COLUMN, TARGET_TABLE, SEQUENCE_NUMBER) VALUES
+  ('a_made', $1, $2, 'SELECT 1 WHERE t.amount < 0', 'REJECT', 'id', 'staging.made', 1),
+  ('b_made_too', $1, $2, 'SELECT 1 WHERE t.amount > 9', 'REPORT', 'id', 'staging.made', 1),
+  ('c_wrong_key', $1, $2, 'SELECT 1', 'REJECT', 'order_id', 'staging.made', 1),
+  ('d_later', $1, $2, 'SELECT 1', 'REJECT', 'id', 'staging.later', 2),
+  ('e_landed', $1, $2, 'SELECT 1', 'REJECT', 'id', 'staging.landed', 2),
+  ('f_appended_only', $1, $2, 'SELECT 1', 'REJECT', 'id', 'staging.appended', 2)`, e.pipeID, e.taskID)
+		ctx := context.Background()
+		w, err := warehouse.Open(ctx, e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		task := &handler.Task{PipelineID: e.pipeID, PipelineCode: "P", TaskCode: "check", Upstream: []handler.Upstream{
+			{PipelineCode: "P", TaskCode: "make", Handler: pipeline.HandlerSQL, Params: map[string]string{
+				"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "staging.made", "SOURCE_SQL": "SELECT 1 AS id, 2 AS amount"}},
+			{PipelineCode: "P", TaskCode: "setup_later", Handler: pipeline.HandlerSQL, Params: map[string]string{
+				"SQL_ACTION": "SETUP_TABLE", "TARGET_OBJECT": "staging.later", "SOURCE_SQL": "SELECT id FROM staging.not_made_yet"}},
+			{PipelineCode: "UP", TaskCode: "land", Handler: pipeline.HandlerPython, Params: map[string]string{
+				"SCRIPT_NAME": "land.py", "TARGET_OBJECT": "staging.landed"}},
+			{PipelineCode: "P", TaskCode: "append", Handler: pipeline.HandlerSQL, Params: map[string]string{
+				"SQL_ACTION": "APPEND_TABLE", "TARGET_OBJECT": "staging.appended", "SOURCE_SQL": "SELECT 1 AS id"}},
+		}}
+		failures, warnings, notes := rules.New(e.db, 4).(handler.WarehouseChecker).CheckWarehouse(ctx, w, task)
+		wantFailures := []string{
+			"business rule c_wrong_key: the TARGET_TABLE staging.made does not exist yet, and P.make (CREATE_TABLE), which runs before check, creates it without the column order_id (BUSINESS_RULE_KEY_COLUMN): it will have id, amount, ",
+			"business rule f_appended_only: the TARGET_TABLE staging.appended does not exist, and no task that runs before check creates it",
+		}
+		wantNotes := []string{
+			"business rules a_made and b_made_too: the TARGET_TABLE staging.made does not exist yet: P.make (CREATE_TABLE), which runs before check, creates it with the key column id; the rule's SQL is checked at its first run",
+			"business rule d_later: the TARGET_TABLE staging.later does not exist yet: P.setup_later (SETUP_TABLE), which runs before check, creates it; its SELECT cannot be described before the tables it reads exist (",
+			"business rule e_landed: the TARGET_TABLE staging.landed does not exist yet: UP.land (PYTHON), which runs before check, creates it; its columns are known once it has run, so the key column id and the rule's SQL are checked at its first run",
+		}
+		if len(failures) != len(wantFailures) || len(notes) != len(wantNotes) || len(warnings) != 0 {
+			t.Fatalf("failures %q\nwarnings %q\nnotes %q", failures, warnings, notes)
+		}
+		for i, want := range wantFailures {
+			if !strings.HasPrefix(failures[i], want) {
+				t.Errorf("failure %d:\n%s\nwant\n%s…", i, failures[i], want)
+			}
+		}
+		for i, want := range wantNotes {
+			if !strings.HasPrefix(notes[i], want) {
+				t.Errorf("note %d:\n%s\nwant\n%s…", i, notes[i], want)
+			}
+		}
+		if !strings.Contains(notes[1], "not_made_yet") || !strings.HasSuffix(notes[1], "), so the key column id and the rule's SQL are checked at its first run") {
+			t.Errorf("the note of an undescribable SELECT: %q", notes[1])
 		}
 	})
 }

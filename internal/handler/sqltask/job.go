@@ -348,23 +348,39 @@ func (j *job) stageInto(ctx context.Context, need []string) (tcols []warehouse.C
 
 // source returns the SELECT as a relation for a FROM clause, to be given an
 // alias.
-func (j *job) source() string { return "(\n" + j.s.source.text + "\n)" }
+func (j *job) source() string { return relation(j.s.source.text) }
+
+// relation writes a SELECT as a relation for a FROM clause.
+func relation(selectSQL string) string { return "(\n" + selectSQL + "\n)" }
+
+// shapeQuery plans a SELECT without running it: its result has the
+// SELECT's columns and no row.
+func shapeQuery(selectSQL string) string {
+	return "SELECT * FROM " + relation(selectSQL) + " AS etl_source LIMIT 0"
+}
+
+// columnNames runs a query in tx and returns its result's column names,
+// reading no row.
+func columnNames(ctx context.Context, tx warehouse.Tx, q string) ([]string, error) {
+	rows, err := tx.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	names, err := rows.Columns()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return names, err
+}
 
 // shape returns the names of the SELECT's columns, after checking them,
 // from a LIMIT 0 query that plans the SELECT without running it: all the
 // actions that write its rows straight into the target need to know first.
 func (j *job) shape(ctx context.Context) ([]warehouse.ColumnInfo, error) {
 	const step = "read the SELECT's columns"
-	q := "SELECT * FROM " + j.source() + " AS etl_source LIMIT 0"
+	q := shapeQuery(j.s.source.text)
 	j.log.Debug("running a statement", "step", step, "statement", q)
-	rows, err := j.tx.Query(ctx, q)
-	if err != nil {
-		return nil, j.failed(ctx, step, q, err)
-	}
-	names, err := rows.Columns()
-	if cerr := rows.Close(); err == nil {
-		err = cerr
-	}
+	names, err := columnNames(ctx, j.tx, q)
 	if err != nil {
 		return nil, j.failed(ctx, step, q, err)
 	}

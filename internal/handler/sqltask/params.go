@@ -40,7 +40,7 @@ var (
 // The SQL task parameters.
 const (
 	pAction           = "SQL_ACTION"
-	pTarget           = "TARGET_OBJECT"
+	pTarget           = handler.ParamTargetObject
 	pSourceSQL        = "SOURCE_SQL"
 	pSourceSQLFile    = "SOURCE_SQL_FILE"
 	pMergeKey         = "MERGE_KEY"

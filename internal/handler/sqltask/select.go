@@ -1,10 +1,13 @@
 package sqltask
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/etl-craft/etl-craft/internal/handler"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // Select is an SQL task's SELECT as a run sends it, and the table it writes.
@@ -31,4 +34,50 @@ func ReadSelect(t *handler.Task) (Select, error) {
 		return sel, errors.New(strings.Join(failures, "; "))
 	}
 	return sel, nil
+}
+
+// Creates returns an SQL task's action and whether it creates its target
+// when it does not exist (CREATE_TABLE, SETUP_TABLE), so that a task after
+// it may find the table before it ever existed.
+func Creates(params map[string]string) (action string, ok bool) {
+	action = strings.ToUpper(strings.TrimSpace(params[pAction]))
+	return action, action == CreateTable || action == SetupTable
+}
+
+// TargetColumns returns the columns an SQL task that creates its target
+// (Creates) gives it, as far as the warehouse can tell before the task ever
+// ran: the SELECT's own columns, which the warehouse describes by planning
+// the SELECT on no row in a transaction rolled back (it reads and changes
+// nothing), then the engine columns its action adds (SETUP_TABLE without
+// SETUP_FOR: every engine column its pipeline's writer might add). The
+// error says why the SELECT cannot be described, such as a table it reads
+// that does not exist yet.
+func TargetColumns(ctx context.Context, w warehouse.Warehouse, t *handler.Task) ([]string, error) {
+	sel, err := ReadSelect(t)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := w.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	cols, err := columnNames(ctx, tx, shapeQuery(sel.SQL))
+	if err != nil {
+		return nil, err
+	}
+	action := strings.ToUpper(strings.TrimSpace(t.Params[pAction]))
+	engine := append(auditColumns(action), colRowID)
+	if action == SetupTable {
+		engine = engineColumns
+		if writer := strings.ToUpper(strings.TrimSpace(t.Params[pSetupFor])); writer != "" {
+			engine = append(auditColumns(writer), colRowID)
+		}
+	}
+	for _, c := range engine {
+		if !slices.ContainsFunc(cols, func(have string) bool { return strings.EqualFold(have, c) }) {
+			cols = append(cols, w.Fold(c))
+		}
+	}
+	return cols, nil
 }

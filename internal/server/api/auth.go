@@ -48,6 +48,9 @@ func (s *server) authorize(role apitoken.Role) func(huma.Context, func(huma.Cont
 	return func(ctx huma.Context, next func(huma.Context)) {
 		tok, err := apitoken.Authenticate(ctx.Context(), s.p.DB, presented(ctx.Header("Authorization")))
 		if err != nil {
+			if s.log != nil {
+				s.log.Info("refused a request's API token", "error", err.Error())
+			}
 			e := s.problem(err)
 			if e.Status == http.StatusUnauthorized {
 				ctx.SetHeader("WWW-Authenticate", `Bearer realm="etl-craft"`)

@@ -98,9 +98,15 @@ func (s *server) changeRoutes() {
 			if in.Body != nil {
 				b = *in.Body
 			}
+			req := run.Request{PipelineCode: in.Code, RunDate: b.RunDate, Reason: b.Reason}
+			if err := req.CheckRunDate(); err != nil {
+				return nil, err
+			}
 			ctx = changing(ctx)
-			s.record(ctx, "trigger", map[string]any{"pipeline_code": in.Code, "run_date": b.RunDate, "reason": b.Reason}, in.Code, "", 0)
-			out, err := sup().InitRun(ctx, run.Request{PipelineCode: in.Code, RunDate: b.RunDate, Reason: b.Reason})
+			if err := s.record(ctx, "trigger", map[string]any{"pipeline_code": in.Code, "run_date": b.RunDate, "reason": b.Reason}, in.Code, "", 0); err != nil {
+				return nil, err
+			}
+			out, err := sup().InitRun(ctx, req)
 			if err != nil {
 				return nil, err
 			}
@@ -111,9 +117,14 @@ func (s *server) changeRoutes() {
 		Description: "Runs the whole pipeline once per date from first to last, oldest first, as `run --backfill` does, and " +
 			"answers when it is done: check the document's status."},
 		func(ctx context.Context, in *backfillInput) (*body[report.Backfill], error) {
+			if _, err := run.BackfillDates(in.Body.First, in.Body.Last); err != nil {
+				return nil, err
+			}
 			ctx = changing(ctx)
-			s.record(ctx, "backfill", map[string]any{"pipeline_code": in.Code, "first": in.Body.First, "last": in.Body.Last, "reason": in.Body.Reason},
-				in.Code, "", 0)
+			if err := s.record(ctx, "backfill", map[string]any{"pipeline_code": in.Code, "first": in.Body.First, "last": in.Body.Last, "reason": in.Body.Reason},
+				in.Code, "", 0); err != nil {
+				return nil, err
+			}
 			out, err := sup().Backfill(ctx, run.BackfillRequest{PipelineCode: in.Code, From: in.Body.First, To: in.Body.Last, Reason: in.Body.Reason})
 			if err != nil {
 				return nil, err
@@ -134,7 +145,9 @@ func (s *server) changeRoutes() {
 					return nil, gate.RefusedRemotely(verb.name)
 				}
 				ctx = changing(ctx)
-				s.record(ctx, verb.name, map[string]any{"pipeline_code": in.Code, "reason": in.Body.Reason}, in.Code, "", 0)
+				if err := s.record(ctx, verb.name, map[string]any{"pipeline_code": in.Code, "reason": in.Body.Reason}, in.Code, "", 0); err != nil {
+					return nil, err
+				}
 				p, err := pipeline.Find(ctx, s.p.DB, in.Code)
 				if err != nil {
 					return nil, err
@@ -154,7 +167,9 @@ func (s *server) changeRoutes() {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "cancel", map[string]any{"run_id": in.ID, "reason": in.Body.Reason}, r.PipelineCode, "", r.ID)
+			if err := s.record(ctx, "cancel", map[string]any{"run_id": in.ID, "reason": in.Body.Reason}, r.PipelineCode, "", r.ID); err != nil {
+				return nil, err
+			}
 			c, err := sup().Cancel(ctx, run.CancelRequest{PipelineCode: r.PipelineCode, RunID: r.ID, Reason: in.Body.Reason})
 			if err != nil {
 				return nil, err
@@ -169,8 +184,10 @@ func (s *server) changeRoutes() {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "mark", map[string]any{"run_id": in.ID, "task_code": in.Task, "status": in.Body.Status, "reason": in.Body.Reason,
-				"rows": in.Body.Rows, "stale": in.Body.Stale}, r.PipelineCode, in.Task, r.ID)
+			if err := s.record(ctx, "mark", map[string]any{"run_id": in.ID, "task_code": in.Task, "status": in.Body.Status, "reason": in.Body.Reason,
+				"rows": in.Body.Rows, "stale": in.Body.Stale}, r.PipelineCode, in.Task, r.ID); err != nil {
+				return nil, err
+			}
 			c, err := sup().Mark(ctx, run.MarkRequest{PipelineCode: r.PipelineCode, TaskCode: in.Task, RunID: r.ID, Status: in.Body.Status,
 				Reason: in.Body.Reason, Rows: in.Body.Rows, Stale: in.Body.Stale})
 			if err != nil {
@@ -186,8 +203,10 @@ func (s *server) changeRoutes() {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "rerun", map[string]any{"run_id": in.ID, "task_code": in.Task, "reason": in.Body.Reason, "with_downstream": in.Body.WithDownstream},
-				r.PipelineCode, in.Task, r.ID)
+			if err := s.record(ctx, "rerun", map[string]any{"run_id": in.ID, "task_code": in.Task, "reason": in.Body.Reason, "with_downstream": in.Body.WithDownstream},
+				r.PipelineCode, in.Task, r.ID); err != nil {
+				return nil, err
+			}
 			out, err := sup().Rerun(ctx, run.Request{PipelineCode: r.PipelineCode, TaskCode: in.Task, RunID: r.ID, Reason: in.Body.Reason}, in.Body.WithDownstream)
 			if err != nil {
 				return nil, err

@@ -26,8 +26,10 @@ func init() {
 	// Every error huma itself writes (a body or query that does not fit
 	// its schema, a body too large, an unacceptable format) is an
 	// etl-craft/error/1 document too, and the OpenAPI document describes
-	// that one. Only this package uses huma in the program.
+	// that one. A body's keys must be spelled as its schema spells them
+	// (see strictJSON). Only this package uses huma in the program.
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError { return schemaError(status, msg, errs) }
+	huma.ValidateStrictCasing = true
 }
 
 // fieldName writes a request field as the API names it: pipeline_code and
@@ -84,6 +86,9 @@ func schemaError(status int, msg string, errs []error) *report.Error {
 	if len(parts) > 0 {
 		message += ": " + strings.Join(parts, "; ")
 	}
+	if status == http.StatusRequestEntityTooLarge {
+		message = fmt.Sprintf("the request body is over %d bytes (64 KiB), the most the API takes", MaxBodyBytes)
+	}
 	code := exit.Usage
 	if status >= 500 {
 		code = exit.Unexpected
@@ -105,6 +110,10 @@ func faultyField(d *huma.ErrorDetail) string {
 	return ""
 }
 
+// invalidToken is the message of a presented token that does not
+// authenticate: unknown, revoked or expired alike.
+const invalidToken = "the API token is not valid: present a token that is known, neither revoked nor expired (etl-craft token list shows them)"
+
 // problem is the error document of err, a domain error or a refusal of the
 // token: its HTTP status, error class, exit code and message, with the
 // request fields it names written as the API names them.
@@ -114,9 +123,12 @@ func (s *server) problem(err error) *report.Error {
 		return doc
 	}
 	switch {
-	case errors.Is(err, apitoken.ErrMissing), errors.Is(err, apitoken.ErrUnknown),
-		errors.Is(err, apitoken.ErrExpired), errors.Is(err, apitoken.ErrRevoked):
-		return newError(http.StatusUnauthorized, classAuthentication, exit.Usage, err.Error(), "")
+	case errors.Is(err, apitoken.ErrMissing):
+		return newError(http.StatusUnauthorized, classAuthentication, exit.Usage, apitoken.ErrMissing.Error(), "")
+	case errors.Is(err, apitoken.ErrUnknown), errors.Is(err, apitoken.ErrExpired), errors.Is(err, apitoken.ErrRevoked):
+		// Which token it was, and why it no longer counts, is for the
+		// log: the answer tells a caller nothing about stored tokens.
+		return newError(http.StatusUnauthorized, classAuthentication, exit.Usage, invalidToken, "")
 	}
 	code := exit.CodeOf(err)
 	message := exit.RenderFields(exit.Text(err), fieldName)

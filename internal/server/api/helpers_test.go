@@ -56,6 +56,13 @@ type fixture struct {
 // and serves its API.
 func newFixture(t testing.TB, kind engine.Kind) *fixture {
 	t.Helper()
+	return newFixtureWith(t, kind, "")
+}
+
+// newFixtureWith is newFixture with more settings of the Engine profile,
+// lines indented four spaces, such as "    busy_timeout_seconds: 1\n".
+func newFixtureWith(t testing.TB, kind engine.Kind, engineSettings string) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	var block string
 	f := &fixture{t: t}
@@ -71,7 +78,7 @@ func newFixture(t testing.TB, kind engine.Kind) *fixture {
 		t.Setenv("ENGINE_SECRET", pw)
 		f.opts = engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}
 	}
-	yml := "Secrets:\n  Source_type: environment\n  Profile: dev\n\nOrchestration:\n  Mode: local\n\nEngine:\n  dev:\n" + block +
+	yml := "Secrets:\n  Source_type: environment\n  Profile: dev\n\nOrchestration:\n  Mode: local\n\nEngine:\n  dev:\n" + block + engineSettings +
 		"\nWarehouse:\n  Name: DuckDB\n  dev:\n    jdbc_url: jdbc:duckdb:warehouse.duckdb\n    schema: main\n"
 	if err := os.WriteFile(filepath.Join(dir, config.FileName), []byte(yml), 0o644); err != nil {
 		t.Fatal(err)

@@ -64,6 +64,8 @@ func TestBadRequestsNameTheFieldAndChangeNothing(t *testing.T) {
 				map[string]any{"reason": "r", "with_downstream": "yes"}, 422, "with_downstream"},
 			{"not JSON", "POST", "/pipelines/M/pause", "{reason:", 400, ""},
 			{"a bad run date", "POST", "/pipelines/M/runs", map[string]any{"run_date": "yesterday"}, 422, "run_date"},
+			{"a run date in the year 0", "POST", "/pipelines/M/runs", map[string]any{"run_date": "0000-06-01"}, 400, "run_date"},
+			{"a backfill from the year 0", "POST", "/pipelines/Q/backfills", map[string]any{"first": "0000-01-01", "last": "0000-01-02", "reason": "r"}, 400, "backfill"},
 			{"a backfill without last", "POST", "/pipelines/Q/backfills", map[string]any{"first": "2026-01-01", "reason": "r"}, 422, "last"},
 			{"a token with an unknown role", "POST", "/tokens", map[string]any{"name": "x", "role": "root"}, 422, "role"},
 			{"a token with a bad lifetime", "POST", "/tokens", map[string]any{"name": "x", "role": "viewer", "expires": "soon"}, 422, "expires"},
@@ -75,6 +77,27 @@ func TestBadRequestsNameTheFieldAndChangeNothing(t *testing.T) {
 			{"a negative log offset", "GET", fmt.Sprintf("/attempts/%d/log?offset=-1", w.attempt), nil, 422, "offset"},
 			{"a run id of 0", "GET", "/runs/0", nil, 422, "id"},
 			{"a body too large", "POST", "/pipelines/M/pause", map[string]any{"reason": strings.Repeat("x", api.MaxBodyBytes)}, 413, ""},
+			{"a body one byte too large", "POST", "/pipelines/M/pause", padded(`{"reason":"r"}`, api.MaxBodyBytes+1), 413, ""},
+			// The validator and the decoder read the same keys: a key in
+			// another case, or twice, is refused before anything is read.
+			{"a run date behind a key in another case", "POST", "/pipelines/M/runs",
+				`{"reason":"x","run_date":"2020-01-02","Run_date":"not-a-date; DROP TABLE x"}`, 400, ""},
+			{"February 30 behind a key in another case", "POST", "/pipelines/M/runs", `{"run_date":"2020-02-30","RUN_DATE":"2020-01-02"}`, 400, ""},
+			{"a blank reason behind a key in another case", "POST", "/pipelines/M/pause", `{"reason":"ok","Reason":" "}`, 400, ""},
+			{"a key twice", "POST", "/pipelines/M/pause", `{"reason":"a","reason":"b"}`, 400, ""},
+			{"a role behind a key in another case", "POST", "/tokens", `{"name":"x","role":"viewer","ROLE":"admin"}`, 400, ""},
+			{"a key in another case alone", "POST", "/pipelines/M/runs", `{"Run_date":"2020-01-02"}`, 422, "Run_date"},
+			// Free text holds no control or format character.
+			{"a reason with terminal escapes", "POST", "/pipelines/M/pause",
+				map[string]any{"reason": "\x1b[2J\x1b[31mFAKE: all good\x1b[0m"}, 400, "reason"},
+			{"a trigger reason with a bell", "POST", "/pipelines/M/runs", map[string]any{"reason": "ring\a"}, 400, "reason"},
+			{"a cancel reason with a NUL", "POST", fmt.Sprintf("/runs/%d/cancel", active), map[string]any{"reason": "a\x00b"}, 400, "reason"},
+			{"a mark reason with a line break", "POST", fmt.Sprintf("/runs/%d/tasks/load/mark", active),
+				map[string]any{"status": "SUCCESS", "reason": "a\nFAKE"}, 400, "reason"},
+			{"a token name with a zero-width space", "POST", "/tokens", map[string]any{"name": "a\u200bb", "role": "viewer"}, 400, "name"},
+			{"a pipeline code with an escape", "POST", "/pipelines/M%1B%5B2J/pause", map[string]any{"reason": "r"}, 400, "code"},
+			// One rule for a token's role, the command line's.
+			{"a role in capitals", "POST", "/tokens", map[string]any{"name": "x", "role": "ADMIN"}, 422, "role"},
 		}
 		for _, c := range cases {
 			got := w.call(w.tk.admin, c.method, c.path, c.body)
@@ -96,6 +119,11 @@ func TestBadRequestsNameTheFieldAndChangeNothing(t *testing.T) {
 			t.Errorf("refused requests changed the Engine DB:\nbefore %v\nafter  %v", before, after)
 		}
 	})
+}
+
+// padded returns the JSON object text followed by spaces to n bytes.
+func padded(object string, n int) string {
+	return object + strings.Repeat(" ", n-len(object))
 }
 
 // Domain refusals map to their statuses, with the error class, message and

@@ -13,9 +13,23 @@ import (
 
 // tokenBody asks for a new token.
 type tokenBody struct {
-	Name    string `json:"name" minLength:"1" maxLength:"128" doc:"The token's name, recorded as the actor of what it does."`
-	Role    string `json:"role" enum:"viewer,operator,admin" doc:"What the token may do."`
-	Expires string `json:"expires,omitempty" pattern:"^[0-9]+[dh]$" doc:"Its lifetime in whole days or hours, such as 90d or 12h; it never expires when left out."`
+	Name    string   `json:"name" minLength:"1" maxLength:"128" doc:"The token's name, recorded as the actor of what it does."`
+	Role    roleName `json:"role" doc:"What the token may do."`
+	Expires string   `json:"expires,omitempty" pattern:"^[0-9]+[dh]$" doc:"Its lifetime in whole days or hours, such as 90d or 12h; it never expires when left out."`
+}
+
+// roleName is a token's role as a request names it: one of apitoken's
+// roles, written as apitoken.ParseRole takes them.
+type roleName string
+
+// Schema lists the roles as the schema's enum.
+func (roleName) Schema(huma.Registry) *huma.Schema {
+	names := apitoken.Names()
+	enum := make([]any, len(names))
+	for i, n := range names {
+		enum[i] = n
+	}
+	return &huma.Schema{Type: huma.TypeString, Enum: enum}
 }
 
 // tokenInputs are the inputs of the token endpoints.
@@ -39,12 +53,14 @@ func (s *server) tokenRoutes() {
 		DefaultStatus: http.StatusCreated, Summary: "Create an API token",
 		Description: "Answers with the token's value, once: only its SHA-256 is stored, so it cannot be shown again."},
 		func(ctx context.Context, in *createTokenInput) (*body[report.Token], error) {
-			req := apitoken.Request{Name: in.Body.Name, Role: in.Body.Role, Expires: in.Body.Expires}
+			req := apitoken.Request{Name: in.Body.Name, Role: string(in.Body.Role), Expires: in.Body.Expires}
 			if err := req.Validate(); err != nil {
 				return nil, err
 			}
 			ctx = changing(ctx)
-			s.record(ctx, "token create", map[string]any{"name": req.Name, "role": req.Role, "expires": req.Expires}, "", "", 0)
+			if err := s.record(ctx, "token create", map[string]any{"name": req.Name, "role": req.Role, "expires": req.Expires}, "", "", 0); err != nil {
+				return nil, err
+			}
 			c, err := apitoken.Create(ctx, s.p.DB, req)
 			if err != nil {
 				return nil, err
@@ -57,7 +73,9 @@ func (s *server) tokenRoutes() {
 		Summary: "Revoke an API token", Description: "It stops authenticating at once, and stays listed with the time it was revoked."},
 		func(ctx context.Context, in *revokeTokenInput) (*body[report.Token], error) {
 			ctx = changing(ctx)
-			s.record(ctx, "token revoke", map[string]any{"token_id": in.ID}, "", "", 0)
+			if err := s.record(ctx, "token revoke", map[string]any{"token_id": in.ID}, "", "", 0); err != nil {
+				return nil, err
+			}
 			t, err := apitoken.Revoke(ctx, s.p.DB, in.ID)
 			return reply(t.Document(time.Now())), err
 		})

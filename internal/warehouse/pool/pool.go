@@ -61,13 +61,20 @@ func (p *Pool) queues() bool {
 	return p.caps.SingleWriter && p.opts.Path != ""
 }
 
-// Acquire returns the warehouse and the function that gives it back.
+// Acquire returns the warehouse and the function that gives it back. A
+// warehouse nobody uses whose file is no longer the one it opened
+// (Warehouse.Verify) is closed and opened again.
 func (p *Pool) Acquire(ctx context.Context) (warehouse.Warehouse, func(), error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.idle != nil {
 		p.idle.Stop()
 		p.idle = nil
+	}
+	if p.w != nil && p.users == 0 && p.w.Verify() != nil {
+		// Its file was removed or replaced while it lingered: open the one
+		// at the path now.
+		p.closeLocked()
 	}
 	if p.w == nil {
 		if p.queues() {

@@ -557,6 +557,30 @@ BEGIN
 END
 $default$;
 
+-- A run's RUN_DATE and a pipeline's SCHEDULE_START_DATE are dates from
+-- 0001-01-01 to 9999-12-31 (triggers, not checks: see migration 0023).
+CREATE OR REPLACE FUNCTION etl_craft_check_run_date() RETURNS trigger
+LANGUAGE plpgsql AS $check$
+BEGIN
+    IF NOT (NEW.run_date BETWEEN DATE '0001-01-01' AND DATE '9999-12-31') THEN
+        RAISE EXCEPTION 'AUD_PIPELINES_RUN_LOG.RUN_DATE must be a date written YYYY-MM-DD, from 0001-01-01 to 9999-12-31'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$check$;
+
+CREATE OR REPLACE FUNCTION etl_craft_check_schedule_start_date() RETURNS trigger
+LANGUAGE plpgsql AS $check$
+BEGIN
+    IF NOT (NEW.schedule_start_date BETWEEN DATE '0001-01-01' AND DATE '9999-12-31') THEN
+        RAISE EXCEPTION 'CFG_PIPELINES.SCHEDULE_START_DATE must be a date written YYYY-MM-DD, from 0001-01-01 to 9999-12-31'
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$check$;
+
 -- The write guard of every CFG_ and AUD_ table, for row writes and TRUNCATE.
 -- A transaction that has not set etl_craft.actor is refused. The append-only
 -- tables refuse UPDATE, DELETE and TRUNCATE, and an attempt that reached a
@@ -690,6 +714,14 @@ $notify$;
 CREATE TRIGGER trg_default_taskdep_pipeline
     BEFORE INSERT OR UPDATE ON CFG_TASK_DEPENDENCY
     FOR EACH ROW EXECUTE FUNCTION trg_default_depends_on_pipeline();
+
+CREATE TRIGGER trg_check_run_date
+    BEFORE INSERT OR UPDATE OF RUN_DATE ON AUD_PIPELINES_RUN_LOG
+    FOR EACH ROW EXECUTE FUNCTION etl_craft_check_run_date();
+
+CREATE TRIGGER trg_check_schedule_start_date
+    BEFORE INSERT OR UPDATE OF SCHEDULE_START_DATE ON CFG_PIPELINES
+    FOR EACH ROW EXECUTE FUNCTION etl_craft_check_schedule_start_date();
 
 CREATE TRIGGER trg_attribute_aud_pipelines_run_log
     BEFORE INSERT OR UPDATE ON AUD_PIPELINES_RUN_LOG
