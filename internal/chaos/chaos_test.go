@@ -102,7 +102,7 @@ func TestChaos(t *testing.T) {
 			p := e2e.New(t, pair, cloning)
 			p.Orchestration("  Max_parallel_tasks: 4\n")
 			p.OK("init-db")
-			w := newWorkload(p, sz.pipelines, 0)
+			w := newWorkload(p, sz.pipelines, 0, retryEachSecond)
 			c := &chaos{t: t, p: p, db: p.DB(), w: w, rng: rng, token: p.Token("chaos", "operator"), killed: map[int]bool{}}
 			var waves []string
 			for i := range sz.waves {
@@ -320,7 +320,9 @@ func verify(t testing.TB, p *e2e.Project, db *engine.DB, w *workload, waves int,
 		var status string
 		fmt.Sscan(row, &id, &status, &successes)
 		if status != string(records.TaskSuccess) || successes != 1 {
-			t.Errorf("task_run_id=%d is %s with %d SUCCESS attempt(s)", id, status, successes)
+			t.Errorf("task_run_id=%d is %s with %d SUCCESS attempt(s); its attempts:\n%s", id, status, successes,
+				strings.Join(e2e.QueryRows(t, db, `SELECT ATTEMPT_NUMBER, STATUS, coalesce(CLAIMED_AT, QUEUED_AT), coalesce(ENDED_AT, CLAIMED_AT),
+					coalesce(substr(ERROR_MESSAGE, 1, 300), '') FROM AUD_TASK_ATTEMPTS WHERE TASK_RUN_ID = $1 ORDER BY ATTEMPT_NUMBER`, id), "\n"))
 		}
 	}
 	if n := e2e.Count(t, db, `SELECT count(*) FROM AUD_TASK_ATTEMPTS x JOIN AUD_TASK_ATTEMPTS y

@@ -95,7 +95,7 @@ func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
 	p := e2e.New(b, pair, cloning)
 	p.Orchestration("  Max_parallel_tasks: 4\n")
 	p.OK("init-db")
-	w := newWorkload(p, 24, 0)
+	w := newWorkload(p, 24, 0, retryEachSecond)
 	token := p.Token("soak", "operator")
 	db := p.DB()
 	killed := map[int]bool{}
