@@ -10,6 +10,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/schedule"
 )
@@ -40,7 +41,9 @@ type Ticker struct {
 
 	version int64
 	plans   map[int64]*planned
-	loop    loop
+	// earliest is the first next tick of the plans, zero when unknown.
+	earliest time.Time
+	loop     loop
 }
 
 // planned is one scheduled pipeline in the ticker.
@@ -55,10 +58,11 @@ type planned struct {
 // Name names the service.
 func (t *Ticker) Name() string { return "schedule ticker" }
 
-// Start runs a first pass, then one every TickEvery.
+// Start runs a first pass, then one every TickEvery and at each planned
+// tick, so that a tick is recorded the moment it is due.
 func (t *Ticker) Start(ctx context.Context) error {
 	t.version = -1
-	t.loop = loop{every: t.Every, work: t.pass}
+	t.loop = loop{every: t.Every, work: t.pass, next: func() time.Time { return t.earliest }}
 	if t.loop.every <= 0 {
 		t.loop.every = TickEvery
 	}
@@ -96,7 +100,7 @@ func (t *Ticker) pass(ctx context.Context) {
 		return
 	}
 	slices.Sort(due)
-	paused, err := PausedPipelines(ctx, t.DB)
+	paused, err := records.PausedPipelines(ctx, t.DB)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Warn("could not read the pipelines' pauses; trying again", "error", err)
@@ -128,6 +132,12 @@ func (t *Ticker) pass(ctx context.Context) {
 	}
 	for id, at := range next {
 		t.plans[id].next = at
+	}
+	t.earliest = time.Time{}
+	for _, p := range t.plans {
+		if !p.next.IsZero() && (t.earliest.IsZero() || p.next.Before(t.earliest)) {
+			t.earliest = p.next
+		}
 	}
 }
 
@@ -224,24 +234,6 @@ func createDates(ctx context.Context, db *engine.DB) (map[int64]time.Time, error
 			return nil, exit.Wrap(exit.EngineDB, err, "could not read CFG_PIPELINES")
 		}
 		out[id] = at.Time
-	}
-	return out, rows.Err()
-}
-
-// PausedPipelines returns the ids of the pipelines with an open pause.
-func PausedPipelines(ctx context.Context, db *engine.DB) (map[int64]bool, error) {
-	rows, err := db.QueryContext(ctx, "SELECT PIPELINE_ID FROM AUD_PIPELINE_PAUSES WHERE RESUMED_AT IS NULL")
-	if err != nil {
-		return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_PIPELINE_PAUSES")
-	}
-	defer rows.Close()
-	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_PIPELINE_PAUSES")
-		}
-		out[id] = true
 	}
 	return out, rows.Err()
 }
