@@ -41,9 +41,7 @@ type Ticker struct {
 
 	version int64
 	plans   map[int64]*planned
-	// earliest is the first next tick of the plans, zero when unknown.
-	earliest time.Time
-	loop     loop
+	loop    loop
 }
 
 // planned is one scheduled pipeline in the ticker.
@@ -62,7 +60,7 @@ func (t *Ticker) Name() string { return "schedule ticker" }
 // tick, so that a tick is recorded the moment it is due.
 func (t *Ticker) Start(ctx context.Context) error {
 	t.version = -1
-	t.loop = loop{every: t.Every, work: t.pass, next: func() time.Time { return t.earliest }}
+	t.loop = loop{every: t.Every, work: t.pass, next: t.earliest}
 	if t.loop.every <= 0 {
 		t.loop.every = TickEvery
 	}
@@ -133,12 +131,21 @@ func (t *Ticker) pass(ctx context.Context) {
 	for id, at := range next {
 		t.plans[id].next = at
 	}
-	t.earliest = time.Time{}
+}
+
+// earliest returns the first of the plans' next ticks still to come, the
+// zero time when none is known. A tick already due that a pass could not
+// record is not among them: it is tried again at the next pass, not at
+// once.
+func (t *Ticker) earliest() time.Time {
+	var first time.Time
+	now := time.Now()
 	for _, p := range t.plans {
-		if !p.next.IsZero() && (t.earliest.IsZero() || p.next.Before(t.earliest)) {
-			t.earliest = p.next
+		if p.next.After(now) && (first.IsZero() || p.next.Before(first)) {
+			first = p.next
 		}
 	}
+	return first
 }
 
 // record records the ticks, tickBatch to a commit, and returns how many it
