@@ -20,6 +20,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/schedule"
 	"github.com/etl-craft/etl-craft/internal/server"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // benchPipelines is how many pipelines share the benchmark's tick.
@@ -302,36 +303,48 @@ func waitCount(b *testing.B, db e2e.Querier, want int, query string, args ...any
 
 // waitMirror waits until the clone's copy of the run log in the warehouse
 // shows every run of the tick ended, and returns how long after the tick
-// at that was.
+// at that was. The copy may not exist before the first clone commits.
 func waitMirror(b *testing.B, p *project.Project, tick string, at time.Time) time.Duration {
 	ctx := context.Background()
-	q := fmt.Sprintf("SELECT count(*) FROM %s.AUD_PIPELINES_RUN_LOG WHERE RUN_KEY = $1 AND STATUS = $2", e2e.Schema)
 	deadline := time.Now().Add(15 * time.Minute)
 	for {
-		n := 0
-		w, release, err := p.Warehouse.Acquire(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if tx, err := w.Begin(ctx); err == nil {
-			rows, err := tx.Query(ctx, q, tick, records.RunSuccess)
-			if err == nil {
-				for rows.Next() {
-					rows.Scan(&n)
-				}
-				rows.Close()
-			}
-			tx.Rollback()
-		}
-		release()
+		n, err := mirroredRuns(ctx, p, tick)
 		if n == benchPipelines {
 			return time.Since(at)
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("the mirror of the run log shows %d of %d runs ended", n, benchPipelines)
+			b.Fatalf("the mirror of the run log shows %d of %d runs ended (%v)", n, benchPipelines, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// mirroredRuns counts the tick's SUCCESS runs in the clone's copy of the
+// run log.
+func mirroredRuns(ctx context.Context, p *project.Project, tick string) (int, error) {
+	w, release, err := p.Warehouse.Acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	tx, err := w.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	log := warehouse.Qualify(w, warehouse.Table{Schema: e2e.Schema, Name: "AUD_PIPELINES_RUN_LOG"})
+	rows, err := tx.Query(ctx, "SELECT count(*) FROM "+log+" WHERE RUN_KEY = $1 AND STATUS = $2", tick, records.RunSuccess)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, err
+		}
+	}
+	return n, rows.Err()
 }
 
 // cpuTime is the CPU time this process has used, user and system.
