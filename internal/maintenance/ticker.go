@@ -47,6 +47,7 @@ type Ticker struct {
 // planned is one scheduled pipeline in the ticker.
 type planned struct {
 	code string
+	set  schedule.Settings // what tt was made of
 	tt   schedule.Timetable
 	// next is when the pipeline has its next tick; zero until its runs
 	// were first read.
@@ -211,19 +212,31 @@ func (t *Ticker) refresh(ctx context.Context) error {
 		if p.RunSchedule == "" {
 			continue
 		}
-		tt, err := schedule.NewTimetable(schedule.Settings{RunSchedule: p.RunSchedule, Timezone: p.ScheduleTimezone,
+		set := schedule.Settings{RunSchedule: p.RunSchedule, Timezone: p.ScheduleTimezone,
 			StartDate: p.ScheduleStartDate, Catchup: p.Catchup, MaxCatchupRuns: p.MaxCatchupRuns,
-			OverlapPolicy: p.OverlapPolicy, Created: created[p.ID]}, t.Zone)
+			OverlapPolicy: p.OverlapPolicy, Created: created[p.ID]}
+		if old := t.plans[p.ID]; old != nil && old.code == p.Code && sameSettings(old.set, set) {
+			plans[p.ID] = old // its next tick stands: one change does not plan 10,000 pipelines again
+			continue
+		}
+		tt, err := schedule.NewTimetable(set, t.Zone)
 		if err != nil {
 			logger(t.Logger).Warn("the pipeline's schedule is not valid; it is not scheduled until it is fixed",
 				"pipeline", p.Code, "error", err)
 			continue
 		}
-		// Every pipeline is planned again: its settings may have changed.
-		plans[p.ID] = &planned{code: p.Code, tt: tt}
+		plans[p.ID] = &planned{code: p.Code, set: set, tt: tt}
 	}
 	t.plans, t.version = plans, version
 	return nil
+}
+
+// sameSettings reports whether two readings of a pipeline's schedule
+// settings are the same.
+func sameSettings(a, b schedule.Settings) bool {
+	created := a.Created.Equal(b.Created)
+	a.Created, b.Created = time.Time{}, time.Time{}
+	return created && a == b
 }
 
 // createDates returns the CREATE_DATE of every active pipeline.
