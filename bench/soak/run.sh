@@ -17,14 +17,16 @@
 #                      its samples, one every 10 s, over the minute before)
 #   rss-end-MiB        ... and at the end (over the last minute)
 #   rss-end/5m         their ratio: memory must not grow with time
+#   loadavg            the machine's mean load average (1 minute) over the soak
 # and logs the memory line, one sample a minute.
 #
 # Usage: bench/soak/run.sh [--duration 30m] [--kill-every 4m] [--pair sqlite+duckdb] [go test args]
-# Durations are Go durations (90s, 30m, 1h, 1h30m). The pairs are
-# sqlite+duckdb (the default), sqlite+postgres and postgres+postgres; the
-# last two need a PostgreSQL server named by ETL_CRAFT_TEST_PG (an
-# administrator URL; scripts/test.sh starts one). ETL_CRAFT_CHAOS_SEED
-# replays the kill times of a run that printed its seed.
+# Durations are Go durations (90s, 30m, 1h, 1h30m); --kill-every 0 kills no
+# server until the end, so that one process's memory is followed for the
+# whole duration. The pairs are sqlite+duckdb (the default), sqlite+postgres
+# and postgres+postgres; the last two need a PostgreSQL server named by
+# ETL_CRAFT_TEST_PG (an administrator URL; scripts/test.sh starts one).
+# ETL_CRAFT_CHAOS_SEED replays the kill times of a run that printed its seed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

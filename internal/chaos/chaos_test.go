@@ -46,15 +46,18 @@ var faultPoints = []string{
 type size struct {
 	pipelines int
 	waves     int // runs of each pipeline
-	pairs     []e2e.Pair
+	// chaosFor is how long the servers of a wave are killed at most;
+	// after it, a server is left to end the wave's runs.
+	chaosFor time.Duration
+	pairs    []e2e.Pair
 }
 
 // chaosSize returns the bounded form CI runs, or the long form.
 func chaosSize() size {
 	if os.Getenv(longVariable) != "" {
-		return size{pipelines: 40, waves: 6, pairs: append(slices.Clone(e2e.Pairs), e2e.OnePostgres)}
+		return size{pipelines: 40, waves: 6, chaosFor: 3 * time.Minute, pairs: append(slices.Clone(e2e.Pairs), e2e.OnePostgres)}
 	}
-	return size{pipelines: 24, waves: 2, pairs: []e2e.Pair{e2e.SQLiteDuckDB}}
+	return size{pipelines: 24, waves: 2, chaosFor: time.Minute, pairs: []e2e.Pair{e2e.SQLiteDuckDB}}
 }
 
 // seeded returns the test's random source, from ETL_CRAFT_CHAOS_SEED when
@@ -100,14 +103,18 @@ func TestChaos(t *testing.T) {
 			p := e2e.New(t, pair, cloning)
 			p.Orchestration("  Max_parallel_tasks: 4\n")
 			p.OK("init-db")
-			w := newWorkload(p, sz.pipelines, 0)
+			w := newWorkload(p, sz.pipelines, 0, retryEachSecond)
 			c := &chaos{t: t, p: p, db: p.DB(), w: w, rng: rng, token: p.Token("chaos", "operator"), killed: map[int]bool{}}
-			for range sz.waves {
-				c.wave()
+			var waves []string
+			for i := range sz.waves {
+				start, servers := time.Now(), len(c.killed)
+				c.wave(sz.chaosFor)
+				waves = append(waves, fmt.Sprintf("wave %d: %d server(s) in %s", i+1, len(c.killed)-servers, time.Since(start).Round(time.Second)))
 			}
 			c.check(sz.waves)
-			t.Logf("%d server(s) killed (%d at a fault point), %d attempt(s) LOST", len(c.killed), c.faults,
-				e2e.Count(t, c.db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1", records.AttemptLost))
+			t.Logf("%d server(s) killed (%d at a fault point), %d attempt(s) LOST; %s", len(c.killed), c.faults,
+				e2e.Count(t, c.db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1", records.AttemptLost),
+				strings.Join(waves, ", "))
 		})
 	}
 }
@@ -128,18 +135,16 @@ type chaos struct {
 	rounds []string
 }
 
-// Timing of a wave: chaosFor is how long its servers are killed; after
-// it, a server is left to end the wave's runs, so that a wave ends even on
-// a machine so loaded that the servers between kills hardly get anywhere.
 // giveUp is how long a wave may take before the test fails.
-const (
-	chaosFor = 2 * time.Minute
-	giveUp   = 8 * time.Minute
-)
+const giveUp = 8 * time.Minute
 
 // wave triggers one run of every pipeline through the API and kills
-// servers until every run has ended.
-func (c *chaos) wave() {
+// servers until every run has ended, or for chaosFor: then a server is left
+// to end the wave's runs. The last tasks of a wave, script loads above all,
+// take seconds of a server's life that the kills, a second or two apart,
+// seldom leave them on a loaded machine: killed for ever, a wave would end
+// only by chance.
+func (c *chaos) wave(chaosFor time.Duration) {
 	c.t.Helper()
 	before := c.latest()
 	calm, deadline := time.Now().Add(chaosFor), time.Now().Add(giveUp)
@@ -148,11 +153,26 @@ func (c *chaos) wave() {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("the runs did not end after %s of chaos; rounds:\n%s\nruns:\n%s", giveUp, strings.Join(c.rounds, "\n"),
-				strings.Join(e2e.QueryRows(c.t, c.db, "SELECT PIPELINE_RUN_ID, STATUS FROM AUD_PIPELINES_RUN_LOG WHERE STATUS NOT IN ("+records.SQLEndedRuns+")"), "\n"))
+			c.t.Fatalf("the runs did not end after %s of chaos; rounds:\n%s\nthe runs that did not end:\n%s", giveUp,
+				strings.Join(c.rounds, "\n"), strings.Join(c.open(), "\n"))
 		}
 		c.round(before, time.Now().After(calm))
 	}
+}
+
+// open describes the runs that have not ended, their task runs and the
+// attempts of those.
+func (c *chaos) open() []string {
+	return e2e.QueryRows(c.t, c.db, `SELECT 'run', r.PIPELINE_RUN_ID, p.PIPELINE_CODE, r.STATUS, coalesce(r.OWNER_ID, '-'),
+			'task', t.TASK_RUN_ID, ct.TASK_CODE, coalesce(t.STATUS, '-'),
+			'attempt', coalesce(a.ATTEMPT_NUMBER, 0), coalesce(a.STATUS, '-'), coalesce(a.OWNER_ID, '-'),
+			coalesce(a.NOT_BEFORE, a.QUEUED_AT), coalesce(a.ENDED_AT, a.CLAIMED_AT), coalesce(substr(a.ERROR_MESSAGE, 1, 200), '')
+		FROM AUD_PIPELINES_RUN_LOG r JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID
+		LEFT JOIN AUD_TASK_RUN_LOG t ON t.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID
+		LEFT JOIN CFG_TASKS ct ON ct.TASK_ID = t.TASK_ID
+		LEFT JOIN AUD_TASK_ATTEMPTS a ON a.TASK_RUN_ID = t.TASK_RUN_ID
+		WHERE r.STATUS NOT IN (`+records.SQLEndedRuns+`)
+		ORDER BY r.PIPELINE_RUN_ID, t.TASK_RUN_ID, a.ATTEMPT_NUMBER`)
 }
 
 // round starts a server, triggers the wave's runs it lacks, and kills the
@@ -172,7 +192,8 @@ func (c *chaos) round(before map[string]int64, calm bool) {
 	}
 	s := c.p.StartServer(env...)
 	c.trigger(s, before)
-	deadline := time.Now().Add(limit)
+	started := time.Now()
+	deadline := started.Add(limit)
 	for !s.Exited() && time.Now().Before(deadline) && !c.ended(before) {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -184,7 +205,7 @@ func (c *chaos) round(before map[string]int64, calm bool) {
 		c.faults++
 		how = "died at " + fault
 	case calm:
-		how = "left to end the wave, then killed"
+		how = fmt.Sprintf("left to end the wave (%s), then killed", time.Since(started).Round(time.Millisecond))
 	case fault != "":
 		how = fmt.Sprintf("killed after %s without reaching %s", limit, fault)
 	}
@@ -232,9 +253,10 @@ func (c *chaos) trigger(s *e2e.Server, before map[string]int64) {
 	triggerRuns(c.t, s, c.token, codes)
 }
 
-// triggerRuns asks the server to run each pipeline through its API, and
-// returns false when the server stopped answering (it died).
-func triggerRuns(t testing.TB, s *e2e.Server, token string, codes []string) bool {
+// triggerRuns asks the server to run each pipeline through its API. When
+// the server stops answering (it died at a fault point), the rest are left
+// for the next server.
+func triggerRuns(t testing.TB, s *e2e.Server, token string, codes []string) {
 	t.Helper()
 	for _, code := range codes {
 		req, _ := http.NewRequest(http.MethodPost, s.API+"/api/v1/pipelines/"+code+"/runs", strings.NewReader(`{"reason": "chaos"}`))
@@ -242,14 +264,13 @@ func triggerRuns(t testing.TB, s *e2e.Server, token string, codes []string) bool
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return false
+			return
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("triggering %s: %s", code, resp.Status)
 		}
 	}
-	return true
 }
 
 // check checks the runs, attempts, targets and mirrors once every run has
@@ -300,7 +321,9 @@ func verify(t testing.TB, p *e2e.Project, db *engine.DB, w *workload, waves int,
 		var status string
 		fmt.Sscan(row, &id, &status, &successes)
 		if status != string(records.TaskSuccess) || successes != 1 {
-			t.Errorf("task_run_id=%d is %s with %d SUCCESS attempt(s)", id, status, successes)
+			t.Errorf("task_run_id=%d is %s with %d SUCCESS attempt(s); its attempts:\n%s", id, status, successes,
+				strings.Join(e2e.QueryRows(t, db, `SELECT ATTEMPT_NUMBER, STATUS, coalesce(CLAIMED_AT, QUEUED_AT), coalesce(ENDED_AT, CLAIMED_AT),
+					coalesce(substr(ERROR_MESSAGE, 1, 300), '') FROM AUD_TASK_ATTEMPTS WHERE TASK_RUN_ID = $1 ORDER BY ATTEMPT_NUMBER`, id), "\n"))
 		}
 	}
 	if n := e2e.Count(t, db, `SELECT count(*) FROM AUD_TASK_ATTEMPTS x JOIN AUD_TASK_ATTEMPTS y

@@ -17,13 +17,14 @@ const outage = 5 * time.Second
 
 // outageProject sets a project up for an outage test: eight pipelines of
 // the workload, whose scripts sleep two seconds before they load (so the
-// outage finds attempts in the middle of their work), with cloning on.
+// outage finds attempts in the middle of their work), with cloning on; the
+// tasks' retries outlast the outage.
 func outageProject(t *testing.T, pair e2e.Pair, engineURL, warehouseURL string) (*e2e.Project, *workload, *engine.DB, string) {
 	t.Helper()
 	p := e2e.NewOn(t, pair, engineURL, warehouseURL, cloning)
 	p.Orchestration("  Max_parallel_tasks: 4\n")
 	p.OK("init-db")
-	w := newWorkload(p, 8, 2*time.Second)
+	w := newWorkload(p, 8, 2*time.Second, retryOutlasting)
 	return p, w, p.DB(), p.Token("ops", "operator")
 }
 

@@ -20,7 +20,7 @@ const (
 	// 30m by default.
 	soakDuration = "ETL_CRAFT_SOAK_DURATION"
 	// soakKillEvery is about how often the server is killed: a Go
-	// duration, 4m by default.
+	// duration, 4m by default; 0 keeps one server for the whole soak.
 	soakKillEvery = "ETL_CRAFT_SOAK_KILL_EVERY"
 	// soakPair is the pair of databases: sqlite+duckdb (the default),
 	// sqlite+postgres or postgres+postgres.
@@ -44,11 +44,11 @@ const (
 // it lets every run end, checks them as the chaos test does, and reports
 // the runs ended, the kills, the LOST attempts, the p99 of the queue age
 // (a run's creation to its first attempt's start) and the server's
-// resident memory at 5 minutes and at the end, with their ratio.
-// bench/soak/run.sh runs it.
+// resident memory at 5 minutes and at the end, with their ratio, and the
+// machine's mean load average over the soak. bench/soak/run.sh runs it.
 func BenchmarkSoak(b *testing.B) {
-	duration := envDuration(b, soakDuration, 30*time.Minute)
-	killEvery := envDuration(b, soakKillEvery, 4*time.Minute)
+	duration := envDuration(b, soakDuration, 30*time.Minute, false)
+	killEvery := envDuration(b, soakKillEvery, 4*time.Minute, true)
 	pair := e2e.SQLiteDuckDB
 	if v := os.Getenv(soakPair); v != "" {
 		i := slices.IndexFunc(e2e.Pairs, func(p e2e.Pair) bool { return p.String() == v })
@@ -62,24 +62,32 @@ func BenchmarkSoak(b *testing.B) {
 	}
 }
 
-// envDuration reads a duration from the environment.
-func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
+// envDuration reads a duration from the environment, which may be 0 when
+// zero is true.
+func envDuration(b *testing.B, name string, def time.Duration, zero bool) time.Duration {
 	v := os.Getenv(name)
 	if v == "" {
 		return def
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
+	if err != nil || d < 0 || (d == 0 && !zero) {
 		b.Fatalf("%s=%q is not a duration such as 30m or 1h", name, v)
 	}
 	return d
 }
 
-// sample is the server's resident memory at a moment of the soak.
+// sample is the server's resident memory, and the machine's load, at a
+// moment of the soak.
 type sample struct {
 	at, age time.Duration
 	pid     int
 	rss     int64 // KiB
+	load    float64
+}
+
+// measure samples the server's memory and the machine's load.
+func measure(b *testing.B, start, born time.Time, s *e2e.Server) sample {
+	return sample{at: time.Since(start), age: time.Since(born), pid: s.Pid(), rss: residentKiB(b, s.Pid()), load: loadAverage(b)}
 }
 
 func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
@@ -87,7 +95,7 @@ func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
 	p := e2e.New(b, pair, cloning)
 	p.Orchestration("  Max_parallel_tasks: 4\n")
 	p.OK("init-db")
-	w := newWorkload(p, 24, 0)
+	w := newWorkload(p, 24, 0, retryEachSecond)
 	token := p.Token("soak", "operator")
 	db := p.DB()
 	killed := map[int]bool{}
@@ -95,6 +103,9 @@ func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
 	start := time.Now()
 	end := start.Add(duration)
 	nextKill := start.Add(memoryAt + 30*time.Second)
+	if killEvery == 0 {
+		nextKill = end
+	}
 	for time.Now().Before(end) {
 		s := p.StartServer()
 		born := time.Now()
@@ -102,16 +113,19 @@ func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
 		for time.Now().Before(nextKill) && time.Now().Before(end) {
 			if time.Since(lastSample) >= sampleEvery {
 				lastSample = time.Now()
-				samples = append(samples, sample{at: time.Since(start), age: time.Since(born), pid: s.Pid(), rss: residentKiB(b, s.Pid())})
+				samples = append(samples, measure(b, start, born, s))
 			}
 			triggerRuns(b, s, token, idle(w, db))
 			time.Sleep(time.Second)
 		}
 		if !time.Now().Before(end) {
-			samples = append(samples, sample{at: time.Since(start), age: time.Since(born), pid: s.Pid(), rss: residentKiB(b, s.Pid())})
+			samples = append(samples, measure(b, start, born, s))
 		}
 		s.Kill()
 		killed[s.Pid()] = true
+		if killEvery == 0 {
+			break
+		}
 		jitter := time.Duration(rng.Int64N(int64(killEvery/2))) - killEvery/4
 		nextKill = time.Now().Add(killEvery + jitter)
 		if left := time.Until(end); left < time.Until(nextKill)+lastLife {
@@ -163,9 +177,12 @@ func residentKiB(b *testing.B, pid int) int64 {
 // report logs the memory line and reports the soak's figures.
 func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	var line strings.Builder
+	var load float64
 	for _, s := range samples {
+		load += s.load / float64(len(samples))
 		if s.at%time.Minute < sampleEvery || s == samples[len(samples)-1] {
-			fmt.Fprintf(&line, "%6.1f min  pid %-7d age %5.1f min  rss %6.1f MiB\n", s.at.Minutes(), s.pid, s.age.Minutes(), float64(s.rss)/1024)
+			fmt.Fprintf(&line, "%6.1f min  pid %-7d age %5.1f min  rss %6.1f MiB  load %5.1f\n",
+				s.at.Minutes(), s.pid, s.age.Minutes(), float64(s.rss)/1024, s.load)
 		}
 	}
 	b.Logf("the server's resident memory:\n%s", line.String())
@@ -185,6 +202,20 @@ func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	b.ReportMetric(at5, "rss-5m-MiB")
 	b.ReportMetric(atEnd, "rss-end-MiB")
 	b.ReportMetric(atEnd/at5, "rss-end/5m")
+	b.ReportMetric(load, "loadavg")
+}
+
+// loadAverage reads the machine's load average over the last minute.
+func loadAverage(b *testing.B) float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var load float64
+	if _, err := fmt.Sscan(string(data), &load); err != nil {
+		b.Fatalf("/proc/loadavg: %q", data)
+	}
+	return load
 }
 
 // meanRSS is the mean resident memory, in MiB, of the samples taken in

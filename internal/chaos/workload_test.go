@@ -53,28 +53,37 @@ func selectRows(pipe, runID string) string {
 		e2e.Quote(pipe), runID, strings.Join(values, ", "))
 }
 
-// retried are the parameters every task of the workload has: a retry a
-// second after a failure, however often the server is killed under it (a
-// growing delay would soon outlast the servers between kills).
-var retried = []string{"RETRIES", "5", "RETRY_DELAY_SECONDS", "1", "RETRY_BACKOFF", "1"}
+// policy is the retry parameters every task of a workload has.
+type policy []string
 
-// task is the pipeline's task of kind k, named after it. A script sleeps
-// for sleep before it loads.
-func (k kind) task(pipe string, sleep time.Duration, deps ...string) e2e.Task {
+var (
+	// retryEachSecond retries a second after a failure, however often the
+	// server is killed under it (a growing delay would soon outlast the
+	// servers between kills).
+	retryEachSecond = policy{"RETRIES", "5", "RETRY_DELAY_SECONDS", "1", "RETRY_BACKOFF", "1"}
+	// retryOutlasting waits 1, 2, 4 … 32 seconds (63 in all) between
+	// attempts, which outlasts a database stopped for seconds on a loaded
+	// machine: five retries a second apart did not.
+	retryOutlasting = policy{"RETRIES", "6", "RETRY_DELAY_SECONDS", "1", "RETRY_BACKOFF", "2"}
+)
+
+// task is the pipeline's task of kind k, named after it, retried by retry.
+// A script sleeps for sleep before it loads.
+func (k kind) task(pipe string, sleep time.Duration, retry policy, deps ...string) e2e.Task {
 	if k == scriptLoad {
 		t := e2e.Task{Code: k.String(), Handler: "PYTHON", Deps: deps, Params: map[string]string{
 			"SCRIPT_NAME": "chaos_load.py",
 			"INPUT_PARAMS": fmt.Sprintf(`{"table": %q, "pipe": %q, "rows": %d, "sleep": %g}`,
 				k.target(), pipe, rowsPerTask, sleep.Seconds()),
 		}}
-		return t.With(retried...)
+		return t.With(retry...)
 	}
 	t := e2e.SQL(k.String(), k.action(), k.target(), selectRows(pipe, "$$pipeline_run_id"), deps...).
 		With("PIPELINE_RUN_ID_SUBSTITUTION", "true")
 	if k != appendRows {
 		t = t.With("MERGE_KEY", "pipe|k")
 	}
-	return t.With(retried...)
+	return t.With(retry...)
 }
 
 // loadScript loads the run's rows of its pipeline with task.load, after
@@ -103,13 +112,13 @@ type workload struct {
 
 // newWorkload registers n pipelines, and the SETUP pipeline, which it runs
 // once in the foreground to create every target (and the script load
-// ledger) before anything else writes them. Their scripts sleep for sleep
-// before they load.
-func newWorkload(p *e2e.Project, n int, sleep time.Duration) *workload {
+// ledger) before anything else writes them. Their tasks are retried by
+// retry, and their scripts sleep for sleep before they load.
+func newWorkload(p *e2e.Project, n int, sleep time.Duration, retry policy) *workload {
 	w := &workload{p: p, writes: map[string][]kind{}}
 	p.Write("ingestion_scripts/chaos_load.py", loadScript)
 	var mig strings.Builder
-	setup := []e2e.Task{scriptLoad.task(setupPipeline, 0)}
+	setup := []e2e.Task{scriptLoad.task(setupPipeline, 0, retry)}
 	for _, k := range kinds[:3] {
 		setup = append(setup, e2e.SQL("setup_"+k.String(), "SETUP_TABLE", k.target(), selectRows(setupPipeline, "0")).
 			With("SETUP_FOR", k.action()))
@@ -118,7 +127,7 @@ func newWorkload(p *e2e.Project, n int, sleep time.Duration) *workload {
 	for i := range n {
 		code := fmt.Sprintf("C%02d", i+1)
 		first, second := kinds[i%len(kinds)], kinds[(i+1)%len(kinds)]
-		mig.WriteString(e2e.Pipeline(code, first.task(code, sleep), second.task(code, sleep, first.String()+":SUCCESS")))
+		mig.WriteString(e2e.Pipeline(code, first.task(code, sleep, retry), second.task(code, sleep, retry, first.String()+":SUCCESS")))
 		w.pipelines = append(w.pipelines, code)
 		w.writes[code] = []kind{first, second}
 	}
