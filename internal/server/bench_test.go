@@ -332,8 +332,9 @@ func mirroredRuns(ctx context.Context, p *project.Project, tick string) (int, er
 		return 0, err
 	}
 	defer tx.Rollback()
+	// The copy keeps the Engine DB's upper-case names, quoted.
 	log := warehouse.Qualify(w, warehouse.Table{Schema: e2e.Schema, Name: "AUD_PIPELINES_RUN_LOG"})
-	rows, err := tx.Query(ctx, "SELECT count(*) FROM "+log+" WHERE RUN_KEY = $1 AND STATUS = $2", tick, records.RunSuccess)
+	rows, err := tx.Query(ctx, `SELECT count(*) FROM `+log+` WHERE "RUN_KEY" = $1 AND "STATUS" = $2`, tick, records.RunSuccess)
 	if err != nil {
 		return 0, err
 	}
