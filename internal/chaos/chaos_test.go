@@ -154,16 +154,16 @@ func (c *chaos) wave(chaosFor time.Duration) {
 		}
 		if time.Now().After(deadline) {
 			c.t.Fatalf("the runs did not end after %s of chaos; rounds:\n%s\nthe runs that did not end:\n%s", giveUp,
-				strings.Join(c.rounds, "\n"), strings.Join(c.open(), "\n"))
+				strings.Join(c.rounds, "\n"), strings.Join(openRuns(c.t, c.db), "\n"))
 		}
 		c.round(before, time.Now().After(calm))
 	}
 }
 
-// open describes the runs that have not ended, their task runs and the
+// openRuns describes the runs that have not ended, their task runs and the
 // attempts of those.
-func (c *chaos) open() []string {
-	return e2e.QueryRows(c.t, c.db, `SELECT 'run', r.PIPELINE_RUN_ID, p.PIPELINE_CODE, r.STATUS, coalesce(r.OWNER_ID, '-'),
+func openRuns(t testing.TB, db *engine.DB) []string {
+	return e2e.QueryRows(t, db, `SELECT 'run', r.PIPELINE_RUN_ID, p.PIPELINE_CODE, r.STATUS, coalesce(r.OWNER_ID, '-'),
 			'task', t.TASK_RUN_ID, ct.TASK_CODE, coalesce(t.STATUS, '-'),
 			'attempt', coalesce(a.ATTEMPT_NUMBER, 0), coalesce(a.STATUS, '-'), coalesce(a.OWNER_ID, '-'),
 			coalesce(a.NOT_BEFORE, a.QUEUED_AT), coalesce(a.ENDED_AT, a.CLAIMED_AT), coalesce(substr(a.ERROR_MESSAGE, 1, 200), '')

@@ -41,11 +41,12 @@ const (
 // merges and script loads, cloning on) under one server for a duration,
 // each pipeline triggered through the API again as soon as its run ended,
 // the server killed with SIGKILL every few minutes and started again; then
-// it lets every run end, checks them as the chaos test does, and reports
-// the runs ended, the kills, the LOST attempts, the p99 of the queue age
-// (a run's creation to its first attempt's start) and the server's
-// resident memory at 5 minutes and at the end, with their ratio, and the
-// machine's mean load average over the soak. bench/soak/run.sh runs it.
+// it reports the runs ended, the kills, the LOST attempts, the p99 of the
+// queue age (a run's creation to its first attempt's start) and the
+// server's resident memory at 5 minutes and at the end, with their ratio,
+// and the machine's mean load average over the soak; and last it lets every
+// run end under a last server, for at most giveUp, and checks them as the
+// chaos test does. bench/soak/run.sh runs it.
 func BenchmarkSoak(b *testing.B) {
 	duration := envDuration(b, soakDuration, 30*time.Minute, false)
 	killEvery := envDuration(b, soakKillEvery, 4*time.Minute, true)
@@ -132,17 +133,28 @@ func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
 			nextKill = end // the last server runs to the end
 		}
 	}
+	// The figures first, so that a failed check below still has them.
+	report(b, db, samples, len(killed))
 	// Every run ends under a last server, which is not killed.
 	s := p.StartServer()
-	e2e.WaitRunsEnded(b, db)
+	deadline := time.Now().Add(giveUp)
+	for !idleAll(w, db) {
+		if s.Exited() || time.Now().After(deadline) {
+			b.Fatalf("the runs did not end under the last server in %s (exited: %t); the runs that did not end:\n%s\nits log:\n%s",
+				giveUp, s.Exited(), strings.Join(openRuns(b, db), "\n"), s.Stderr())
+		}
+		time.Sleep(time.Second)
+	}
 	if code := s.Stop(); code != 0 {
 		b.Fatalf("the last server exited %d:\n%s", code, s.Stderr())
 	}
 	verify(b, p, db, w, 0, func(status records.AttemptStatus, owner string) bool {
 		return status == records.AttemptLost && killed[ownerPID(owner)]
 	})
-	report(b, db, samples, len(killed))
 }
+
+// idleAll reports whether every pipeline of the workload is idle.
+func idleAll(w *workload, db *engine.DB) bool { return len(idle(w, db)) == len(w.pipelines) }
 
 // idle returns the pipelines whose latest run has ended, or that have none.
 func idle(w *workload, db *engine.DB) []string {
