@@ -39,6 +39,7 @@ var faultPoints = []string{
 	"child.after_outcome",        // an outcome just committed
 	"pipeline.after_consumption", // inside the transaction ending a run
 	"clone.after_rows",           // the after-run clone's rows copied, not committed
+	"admission.mid_batch",        // some of a batch of runs admitted together, not committed
 }
 
 // size is how much chaos a test makes.

@@ -116,6 +116,11 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 		if _, err = tx.Exec(ctx, c.w.Truncate(mirror)); err != nil {
 			return Table{}, err
 		}
+		if g := k.checksum.left.guard; g != nil && k.tracked() {
+			if err = g.dropKeyIndexes(ctx, tx); err != nil {
+				return Table{}, err
+			}
+		}
 		out.Copied, err = c.load(ctx, tx, reads, name, cols, k, mirror, p.load, progress)
 	}
 	if err != nil {

@@ -79,6 +79,7 @@ type DB struct {
 	d       dialect
 	opts    Options
 	writers *writerLock
+	counts  *counters
 }
 
 // Open connects to the Engine DB and checks that it is reachable. A SQLite
@@ -97,7 +98,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	// for the next statement instead of opening one per statement.
 	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxIdleTime(time.Minute)
-	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities(), opts.busyTimeout())}
+	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities(), opts.busyTimeout()),
+		counts: &counters{}}
 	if err := d.check(ctx, e); err != nil {
 		db.Close()
 		return nil, err
@@ -208,17 +210,20 @@ func (db *DB) Schema() string {
 
 // QueryContext runs a read query outside any transaction.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	db.counts.reads.Add(1)
 	return db.sql.QueryContext(ctx, db.d.rebind(query), args...)
 }
 
 // QueryRowContext runs a read query returning at most one row.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	db.counts.reads.Add(1)
 	return db.sql.QueryRowContext(ctx, db.d.rebind(query), args...)
 }
 
 // ExecContext runs a statement outside a transaction. Writes to guarded
 // tables must go through Tx instead.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	db.counts.reads.Add(1)
 	return db.sql.ExecContext(ctx, db.d.rebind(query), args...)
 }
 
@@ -234,6 +239,7 @@ type Tx struct {
 	tx    *sql.Tx
 	d     dialect
 	state *connState // SQLite only: the connection's guard-function state
+	n     *counters
 }
 
 // QueryContext runs a query in the transaction.
@@ -272,7 +278,10 @@ func (tx *Tx) TimeArg(t time.Time) any { return tx.d.timeArg(t) }
 // JSON column: cast to JSONB on PostgreSQL, as it is on SQLite.
 func (tx *Tx) JSONParam(n int) string { return tx.d.jsonParam(n) }
 
+// beforeStatement counts a statement of the transaction and, on SQLite,
+// forgets the inserts the previous one made.
 func (tx *Tx) beforeStatement() {
+	tx.n.statements.Add(1)
 	if tx.state != nil {
 		tx.state.clearInserts()
 	}
@@ -410,7 +419,8 @@ func (db *DB) beginOn(ctx context.Context, conn *sql.Conn, waited time.Duration,
 	case err != nil:
 		return nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
 	}
-	tx := &Tx{tx: sqlTx, d: db.d, state: state}
+	tx := &Tx{tx: sqlTx, d: db.d, state: state, n: db.counts}
+	db.counts.transactions.Add(1)
 	if err := db.d.setScope(ctx, tx, ScopeOf(ctx)); err != nil {
 		sqlTx.Rollback()
 		return nil, exit.Wrap(exit.EngineDB, err, "could not set the transaction's actor")

@@ -30,6 +30,11 @@ import (
 // PollEvery is how often the main loop looks for work when nothing wakes it.
 const PollEvery = time.Second
 
+// passGap is the least time between two reads of the runs to supervise
+// (dispatch): wakes that come sooner, such as the ends of many runs,
+// share the next read.
+const passGap = 50 * time.Millisecond
+
 // retryAfter is how long a run that could not be executed waits before the
 // server tries it again.
 const retryAfter = 10 * time.Second
@@ -73,7 +78,9 @@ type Server struct {
 	db   *engine.DB
 	sup  *run.Supervisor
 	log  *slog.Logger
-	wake chan struct{}
+	// wake asks the main loop to read the runs to supervise again; start
+	// asks it to start the queued runs.
+	wake, start chan struct{}
 	// wind is closed when the server stops: runs start nothing more.
 	wind chan struct{}
 	// hard ends the runs' attempts once the grace has passed.
@@ -87,10 +94,15 @@ type Server struct {
 	// seen holds when the server first saw each QUEUED run that waits to
 	// settle (see dispatch).
 	seen map[int64]time.Time
+	// queue holds the runs to execute, oldest first, from the last read
+	// of the runs to supervise: each run waits there, admitted or QUEUED,
+	// until a place in going is free.
+	queue []openRun
 	// going holds a place for each run the server executes that has not
-	// settled yet (run.Request.Settled): one loading, being admitted, or
-	// waiting for a worker of the pool, polling its run meanwhile. Runs
-	// beyond GoingPerWorker per worker wait QUEUED, reading nothing.
+	// settled yet (run.Request.Settled): one loading, being taken or
+	// admitted, or waiting for a worker of the pool, polling its run
+	// meanwhile. Runs beyond GoingPerWorker per worker wait in queue,
+	// reading nothing.
 	going chan struct{}
 	runs  sync.WaitGroup
 }
@@ -114,7 +126,7 @@ func Run(ctx context.Context, opts Options) error {
 		return exit.Errorf(exit.RunRefused,
 			"Orchestration.Mode is remote: the orchestrator runs the tasks, so there is nothing for a server to supervise; only local mode runs a server")
 	}
-	s := &Server{opts: opts, db: p.DB, sup: p.Supervisor(), log: opts.Logger, wake: make(chan struct{}, 1),
+	s := &Server{opts: opts, db: p.DB, sup: p.Supervisor(), log: opts.Logger, wake: make(chan struct{}, 1), start: make(chan struct{}, 1),
 		wind: make(chan struct{}), active: map[int64]int64{}, failed: map[int64]time.Time{},
 		going: make(chan struct{}, GoingPerWorker*max(p.Config.Orchestration.MaxParallelTasks, 1))}
 	if s.log == nil {
@@ -195,21 +207,45 @@ func (s *Server) Wake() {
 	}
 }
 
-// loop admits and executes runs every PollEvery, and whenever woken, until
-// ctx ends.
+// loop reads the runs to supervise every PollEvery, and whenever woken but
+// at most every passGap, and starts the queued runs whenever a place is
+// free, until ctx ends.
 func (s *Server) loop(ctx context.Context) {
 	t := time.NewTicker(PollEvery)
 	defer t.Stop()
+	read := true
+	var last time.Time
+	var later <-chan time.Time
 	for {
-		if err := s.dispatch(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("could not read the runs to supervise; trying again", "error", err)
+		switch wait := passGap - time.Since(last); {
+		case read && wait <= 0:
+			if err := s.dispatch(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("could not read the runs to supervise; trying again", "error", err)
+			}
+			read, last, later = false, time.Now(), nil
+		case read && later == nil:
+			later = time.After(wait)
 		}
+		s.startQueued()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			read = true
 		case <-s.wake:
+			read = true
+		case <-s.start:
+		case <-later:
+			later = nil
 		}
+	}
+}
+
+// more makes the main loop start the queued runs now.
+func (s *Server) more() {
+	select {
+	case s.start <- struct{}{}:
+	default:
 	}
 }
 
