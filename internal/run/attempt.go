@@ -77,6 +77,11 @@ type result struct {
 	// notStarted says the attempt never started: the run wound down while
 	// it waited for a worker of the shared Pool.
 	notStarted bool
+	// unbound says err came from binding the attempt, which did not
+	// happen: queued is the QUEUED attempt it was to claim, zero for a new
+	// one.
+	unbound bool
+	queued  queued
 }
 
 // execute binds, runs and records one attempt in this goroutine. ctx ends
@@ -114,7 +119,7 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 		return startAttempt(rctx, tx, q.AttemptID, owner, path, now)
 	})
 	if err != nil {
-		res.err = err
+		res.err, res.unbound, res.queued = err, true, sl.queued
 		return res
 	}
 	res.taskRunID = q.TaskRunID

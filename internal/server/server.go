@@ -99,6 +99,8 @@ const GoingPerWorker = 4
 // ctx ends (SIGTERM or SIGINT). Then it stops dispatching, gives running
 // tasks Orchestration.Shutdown_grace_seconds to finish, stops the rest,
 // leaves unfinished runs IN-PROGRESS, records its stop and returns nil.
+// A server that lost the overseer lock to another (see maintenance.Leader)
+// stops the same way and returns that error (exit 14).
 func Run(ctx context.Context, opts Options) error {
 	p := opts.Project
 	if p.Config.Orchestration.Mode == config.ModeRemote {
@@ -111,7 +113,13 @@ func Run(ctx context.Context, opts Options) error {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	leader := &maintenance.Leader{DB: s.db}
+	ctx, deposed := context.WithCancelCause(ctx)
+	defer deposed(nil)
+	var lost error
+	leader := &maintenance.Leader{DB: s.db, Logger: s.log, Lost: func(err error) {
+		lost = err
+		deposed(err)
+	}}
 	heartbeat := &maintenance.Heartbeat{DB: s.db, Version: opts.Version, Logger: s.log}
 	services := []maintenance.Service{leader, heartbeat,
 		&maintenance.Reconciler{Supervisor: s.sup, Logger: s.log, Released: s.Wake},
@@ -164,7 +172,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The heartbeat records the stop, then the leader lets a successor in.
 	stopServices()
 	s.log.Info("the server stopped", "overseer_id", heartbeat.ID())
-	return nil
+	return lost
 }
 
 // Wake makes the main loop look for work now.
