@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"net/http"
+
 	"github.com/spf13/cobra"
 
+	"github.com/etl-craft/etl-craft/internal/apitoken"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/server"
 	"github.com/etl-craft/etl-craft/internal/server/api"
@@ -19,10 +22,11 @@ func (a *app) serverCommand() *cobra.Command {
 			"died, and reconciles expired leases. A second server exits at once (exit 14), naming the\n" +
 			"overseer. SIGTERM or Ctrl-C stops new dispatch and gives running tasks\n" +
 			"Orchestration.Shutdown_grace_seconds before they are stopped; unfinished runs stay IN-PROGRESS.\n" +
-			"Local mode only.",
+			"It serves Prometheus metrics at /metrics beside the API (a viewer's token, unless\n" +
+			"Orchestration.Metrics_public). Local mode only.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.start(cmd, project.ForServer())
+			s, err := a.start(cmd, project.ForServer(), project.WithMetrics(Version))
 			if err != nil {
 				return err
 			}
@@ -30,8 +34,12 @@ func (a *app) serverCommand() *cobra.Command {
 			if err := a.record(s.ctx, s.db, cmd, "", ""); err != nil {
 				return err
 			}
+			viewers := func(h http.Handler) http.Handler {
+				return api.Protect(s.p, apitoken.Viewer, h, api.WithLogger(a.logger()))
+			}
 			return server.Run(s.ctx, server.Options{Project: s.p, Version: Version, Logger: a.logger(),
-				Handler: api.New(s.p, api.WithLogger(a.logger())),
+				Handler:  api.New(s.p, api.WithLogger(a.logger())),
+				Observer: s.p.Metrics.Server(viewers),
 				Started: func(id int64, addr string) {
 					a.printf("overseer_id=%d started\n", id)
 					if addr != "" {
