@@ -206,7 +206,7 @@ var badInputs = []badInput{
 	{
 		name: "a secret as the time zone",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Timezone: MAIL_SECRET\n")
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Timezone: MAIL_SECRET\n")
 		},
 		env:  []string{"MAIL_SECRET=topsecretvalue123"},
 		args: []string{"list"}, code: 3,
@@ -214,19 +214,17 @@ var badInputs = []badInput{
 		never: []string{"topsecretvalue123"},
 	},
 	{
-		name: "a secret as the number of parallel tasks",
-		prepare: func(p *e2e.Project) {
-			editConfig(p, "  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: MAIL_SECRET\n")
-		},
-		env:  []string{"MAIL_SECRET=topsecretvalue123"},
-		args: []string{"doctor"}, code: 3,
+		name:    "a secret as the number of parallel tasks",
+		prepare: func(p *e2e.Project) { p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: MAIL_SECRET\n") },
+		env:     []string{"MAIL_SECRET=topsecretvalue123"},
+		args:    []string{"doctor"}, code: 3,
 		want:  []string{"craft-connector.yml:10: Orchestration.Max_parallel_tasks: must be a whole number of at least 1; got '<value of MAIL_SECRET>'"},
 		never: []string{"topsecretvalue123"},
 	},
 	{
 		name: "a secret as the API address",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Api_address: MAIL_SECRET\n")
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Api_address: MAIL_SECRET\n")
 		},
 		env:  []string{"MAIL_SECRET=top:secret:value123"},
 		args: []string{"list"}, code: 3,
@@ -236,7 +234,7 @@ var badInputs = []badInput{
 	{
 		name: "a secret as the mail port",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Email:\n    host: smtp.example.com\n    port: MAIL_SECRET\n    from_address: etl@example.com\n")
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Email:\n    host: smtp.example.com\n    port: MAIL_SECRET\n    from_address: etl@example.com\n")
 		},
 		env:  []string{"MAIL_SECRET=topsecretvalue123"},
 		args: []string{"list"}, code: 3,
@@ -246,19 +244,19 @@ var badInputs = []badInput{
 	// Item 11: YAML syntax errors at their line, and a byte that is not UTF-8.
 	{
 		name:    "a flow mapping left open",
-		prepare: func(p *e2e.Project) { editConfig(p, "  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: {4\n") },
+		prepare: func(p *e2e.Project) { p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: {4\n") },
 		args:    []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml:10: this is not valid YAML: did not find expected ',' or '}' on line 13, inside the flow mapping { … } that starts here"},
 	},
 	{
 		name:    "a bad indent",
-		prepare: func(p *e2e.Project) { editConfig(p, "    schema: main\n\nWarehouse", "   schema: main\n\nWarehouse") },
+		prepare: func(p *e2e.Project) { p.EditConfig("    schema: main\n\nWarehouse", "   schema: main\n\nWarehouse") },
 		args:    []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml:15: this is not valid YAML: did not find expected key"},
 	},
 	{
 		name:    "a byte that is not UTF-8",
-		prepare: func(p *e2e.Project) { editConfig(p, "  Mode: local\n", "  Mode: local\n  Name: caf\xe9\n") },
+		prepare: func(p *e2e.Project) { p.EditConfig("  Mode: local\n", "  Mode: local\n  Name: caf\xe9\n") },
 		args:    []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml:10: this is not UTF-8 text: the byte 0xe9 in column 12 is not; save the file as UTF-8"},
 	},
@@ -266,7 +264,7 @@ var badInputs = []badInput{
 	{
 		name: "sixty thousand unknown keys",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(60000))
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(60000))
 		},
 		args: []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml:11: Orchestration: unknown key 'Key_0'", "'Key_19' and 59980 more; the keys read here are Mode"},
@@ -279,7 +277,7 @@ var badInputs = []badInput{
 	{
 		name: "a configuration file of eleven megabytes",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(700000))
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(700000))
 		},
 		args: []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml is 11089", "bytes, more than the 1048576 a craft-connector.yml may have"},
@@ -300,7 +298,7 @@ var badInputs = []badInput{
 	{
 		name: "a task timeout too long in the configuration file",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Task_timeout_seconds: 10000000000\n")
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Task_timeout_seconds: 10000000000\n")
 		},
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 3,
 		want: []string{"craft-connector.yml:11: Orchestration.Task_timeout_seconds: must be a whole number from 0 to 2147483647; got '10000000000'"},
@@ -325,7 +323,7 @@ var badInputs = []badInput{
 	{
 		name: "a warehouse in a folder that does not exist",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
+			p.EditConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
 		},
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
 		want: []string{"could not open the DuckDB warehouse", "nofolder/warehouse.duckdb", "No such file or directory"},
@@ -333,7 +331,7 @@ var badInputs = []badInput{
 	{
 		name: "doctor on a warehouse in a folder that does not exist",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
+			p.EditConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
 		},
 		args: []string{"doctor"}, code: 1,
 		want: []string{"[FAIL] Warehouse connection: DuckDB, ", "nofolder/warehouse.duckdb does not exist yet, and the first run cannot create it: its folder ",
@@ -343,7 +341,7 @@ var badInputs = []badInput{
 		name: "a warehouse file that is not DuckDB's",
 		prepare: func(p *e2e.Project) {
 			p.Write("garbage.duckdb", "not a database\n")
-			editConfig(p, "warehouse.duckdb\n", "garbage.duckdb\n")
+			p.EditConfig("warehouse.duckdb\n", "garbage.duckdb\n")
 		},
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
 		want: []string{"garbage.duckdb", "is not a valid DuckDB database file"},
@@ -351,7 +349,7 @@ var badInputs = []badInput{
 	{
 		name: "a warehouse in a folder no file can be made in",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb")
+			p.EditConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb")
 		},
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
 		want: []string{"could not open the DuckDB warehouse /sys/warehouse.duckdb", "Permission denied"},
@@ -359,7 +357,7 @@ var badInputs = []badInput{
 	{
 		name: "doctor on a warehouse in a folder no file can be made in",
 		prepare: func(p *e2e.Project) {
-			editConfig(p, "jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb")
+			p.EditConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb")
 		},
 		args: []string{"doctor"}, code: 1,
 		want: []string{"[FAIL] Warehouse connection: DuckDB, /sys/warehouse.duckdb does not exist yet, and the first run cannot create it: no file can be created in its folder /sys"},

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/e2e"
@@ -18,17 +17,6 @@ func TestMain(m *testing.M) { e2e.Main(m) }
 func newProject(t *testing.T, kind engine.Kind, extra string) *e2e.Project {
 	t.Helper()
 	return e2e.New(t, e2e.Pair{Engine: kind, Warehouse: warehouse.DuckDB}, extra)
-}
-
-// editConfig replaces the first old in the project's craft-connector.yml,
-// which must hold it, with new.
-func editConfig(p *e2e.Project, old, new string) {
-	p.T.Helper()
-	yml := p.Config()
-	if !strings.Contains(yml, old) {
-		p.T.Fatalf("craft-connector.yml lacks %q", old)
-	}
-	p.Write("craft-connector.yml", strings.Replace(yml, old, new, 1))
 }
 
 // jsonUnmarshal decodes one JSON document printed by a command.

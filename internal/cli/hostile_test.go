@@ -126,7 +126,7 @@ func TestACommandThatCannotBeRecordedDoesNotAct(t *testing.T) {
 	t.Parallel()
 	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		editConfig(p, "Engine:\n  dev:\n", "Engine:\n  dev:\n    busy_timeout_seconds: 1\n")
+		p.EditConfig("Engine:\n  dev:\n", "Engine:\n  dev:\n    busy_timeout_seconds: 1\n")
 		p.OK("init-db")
 		db := p.DB()
 		b := pipelinetest.New(t, db)

@@ -246,7 +246,7 @@ func TestListAndStatusShowTheNextTick(t *testing.T) {
 	t.Parallel()
 	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		editConfig(p, "  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n")
+		p.EditConfig("  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n")
 		p.OK("init-db")
 		db := p.DB()
 		b := pipelinetest.New(t, db)

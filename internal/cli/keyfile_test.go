@@ -198,6 +198,6 @@ func TestEngineDBKeyFileLogin(t *testing.T) {
 	}
 
 	// Without SSL there is no certificate to present.
-	editConfig(p, "sslmode=verify-ca", "sslmode=disable")
+	p.EditConfig("sslmode=verify-ca", "sslmode=disable")
 	e2e.WantExit(t, p.Run(nil, "init-db"), 3, "a client-certificate login (auth_mode key_file) needs SSL")
 }

@@ -59,7 +59,7 @@ func TestSetupWithAFailingCheckChangesNothing(t *testing.T) {
 	t.Parallel()
 	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		editConfig(p, "jdbc:duckdb:warehouse.duckdb", "\"jdbc:duckdb:\"")
+		p.EditConfig("jdbc:duckdb:warehouse.duckdb", "\"jdbc:duckdb:\"")
 		r := p.Run(nil, "setup")
 		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] Warehouse: an in-memory DuckDB warehouse") ||
 			!strings.HasSuffix(r.Stdout, "setup: nothing changed; fix the failed check(s) and run setup again\n") {
