@@ -32,7 +32,7 @@ func (outcomeHandler) Check(*handler.Task) ([]string, []string) { return nil, ni
 
 // value is the value of the metric with the labels in a gathering of reg,
 // 0 when it has none such.
-func value(t *testing.T, m *Metrics, name string, labels ...string) float64 {
+func value(t testing.TB, m *Metrics, name string, labels ...string) float64 {
 	t.Helper()
 	families, err := m.reg.Gather()
 	if err != nil {

@@ -1,9 +1,11 @@
 package metrics_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -195,15 +197,20 @@ func byStatus(t *testing.T, db *engine.DB, table, cond string) map[string]float6
 	return out
 }
 
-// sleepScript sleeps for the INPUT_PARAMS seconds: a task to kill the
-// server under.
-const sleepScript = `import time
+// sleepScript sleeps for the INPUT_PARAMS seconds the first time it runs,
+// which it marks by creating the file INPUT_PARAMS marker: a task to kill
+// the server under, whose attempt after the kill ends at once.
+const sleepScript = `import os
+import time
 
 from etl_craft.scripting import ScriptResult
 
 
 def run(task):
-    time.sleep(task.input_params["seconds"])
+    p = task.input_params
+    if not os.path.exists(p["marker"]):
+        open(p["marker"], "w").close()
+        time.sleep(p["seconds"])
     return ScriptResult(0)
 `
 
@@ -228,10 +235,12 @@ func TestPrometheusScrapesTheServer(t *testing.T) {
 			p.Write("craft-connector.yml", strings.Replace(p.Config(), "Api_address: 127.0.0.1:0", "Api_address: "+address, 1))
 			p.OK("init-db")
 			p.Write("ingestion_scripts/sleep.py", sleepScript)
+			marker := filepath.Join(t.TempDir(), "slept")
 			p.Register("0001_pipelines", e2e.Pipeline("GOOD", e2e.CreateTable("load", "main.good", "SELECT 1 AS id"))+
 				e2e.Pipeline("BAD", e2e.CreateTable("load", "main.bad", "SELECT * FROM main.nowhere"))+
 				e2e.Pipeline("SLOW", e2e.Task{Code: "sleep", Handler: "PYTHON",
-					Params: map[string]string{"SCRIPT_NAME": "sleep.py", "INPUT_PARAMS": `{"seconds": 20}`}}))
+					Params: map[string]string{"SCRIPT_NAME": "sleep.py",
+						"INPUT_PARAMS": fmt.Sprintf(`{"seconds": 120, "marker": %q}`, marker)}}))
 			viewer, operator := p.Token("prometheus", "viewer"), p.Token("ops", "operator")
 			db := p.DB()
 			s := p.StartServer()
@@ -245,9 +254,10 @@ func TestPrometheusScrapesTheServer(t *testing.T) {
 			p.OK("run", "--pipeline_code", "GOOD") // a run the server does not execute
 			agree(t, prom, db)
 			checkMetrics(t, s, viewer)
+			dashboardEvaluates(t, prom)
 
 			slow := s.Trigger(operator, "SLOW")
-			e2e.WaitFor(t, db, 1, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1 AND PID IS NOT NULL", records.AttemptRunning)
+			waitForFile(t, marker) // the script sleeps
 			s.Kill()
 			s = p.StartServer()
 			if s.API != "http://"+address {
@@ -267,6 +277,21 @@ func TestPrometheusScrapesTheServer(t *testing.T) {
 	}
 }
 
+// waitForFile waits until the file exists.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(e2e.Patience)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not created", path)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // agree waits until Prometheus gives the Engine DB's counts of runs and
 // attempts ended, by status.
 func agree(t *testing.T, prom *prometheus, db *engine.DB) {
@@ -278,7 +303,9 @@ func agree(t *testing.T, prom *prometheus, db *engine.DB) {
 }
 
 // checkMetrics passes a scrape of the server to promtool check metrics,
-// which fails on a format error or a name against Prometheus's conventions.
+// which fails on a format error or a name against Prometheus's conventions,
+// and fails the test unless docs/metrics.md lists each of etl-craft's
+// metrics the scrape holds.
 func checkMetrics(t *testing.T, s *e2e.Server, token string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.API+"/metrics", nil)
@@ -288,10 +315,34 @@ func checkMetrics(t *testing.T, s *e2e.Server, token string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	scrape, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(tool(t, "promtool"), "check", "metrics")
-	cmd.Stdin = resp.Body
+	cmd.Stdin = bytes.NewReader(scrape)
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+	docs := documented(t)
+	for _, line := range strings.Split(string(scrape), "\n") {
+		if name, ok := strings.CutPrefix(line, "# TYPE "+"etl_craft_"); ok {
+			if name, _, _ = strings.Cut(name, " "); !docs["etl_craft_"+name] {
+				t.Errorf("the server serves etl_craft_%s, which docs/metrics.md does not list", name)
+			}
+		}
+	}
+}
+
+// dashboardEvaluates fails the test unless Prometheus evaluates every
+// query of the Grafana dashboard without error.
+func dashboardEvaluates(t *testing.T, prom *prometheus) {
+	t.Helper()
+	for _, q := range dashboardQueries(t) {
+		var doc struct{ Status, Error string }
+		if err := prom.api("/api/v1/query?query="+url.QueryEscape(q), &doc); err != nil || doc.Status != "success" {
+			t.Errorf("the dashboard's query %s: %v %s %s", q, err, doc.Status, doc.Error)
+		}
 	}
 }
 
