@@ -160,7 +160,11 @@ func (l *loader) tracesEndpoint(f *fields) (string, error) {
 		return "", err
 	}
 	u, perr := url.Parse(v.text)
-	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+	if perr == nil && u.User != nil {
+		// Not echoed: the user part may hold a password.
+		return "", l.bad(v, "must not hold a user or password; give the receiver's credentials in OTEL_EXPORTER_OTLP_HEADERS")
+	}
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.RawQuery != "" || u.Fragment != "" {
 		return "", l.bad(v, "must be the http or https URL of an OTLP/HTTP receiver, such as http://localhost:4318, without user, query or fragment; got '%s'", v.text)
 	}

@@ -1,16 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
-	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/etl-craft/etl-craft/internal/engine"
-	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // Families are the metric families of one scrape, by name.
@@ -69,40 +64,4 @@ func hasLabels(m *dto.Metric, labels []string) bool {
 		}
 	}
 	return true
-}
-
-// MetricsAgree fails the test unless the scraped runs ended and attempts
-// ended, by status, are the Engine DB's counts (which holds while no run
-// was reopened: a reopened run's second ending counts again).
-func MetricsAgree(t testing.TB, db *engine.DB, f Families) {
-	t.Helper()
-	for _, c := range []struct{ metric, query string }{
-		{"etl_craft_runs_ended_total", "SELECT STATUS, count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS IN (" + records.SQLEndedRuns + ") GROUP BY STATUS"},
-		{"etl_craft_attempts_ended_total", "SELECT STATUS, count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS NOT IN (" + records.SQLActiveAttempts + ") GROUP BY STATUS"},
-	} {
-		want := map[string]float64{}
-		rows, err := db.QueryContext(context.Background(), c.query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var status string
-			var n float64
-			if err := rows.Scan(&status, &n); err != nil {
-				t.Fatal(err)
-			}
-			want[status] = n
-		}
-		rows.Close()
-		total := 0.0
-		for status, n := range want {
-			total += n
-			if got := f.Sum(c.metric, "status", status); got != n {
-				t.Errorf("%s{status=%q} is %v; the Engine DB has %v", c.metric, status, got, n)
-			}
-		}
-		if got := f.Sum(c.metric); got != total {
-			t.Errorf("%s sums to %v; the Engine DB has %v", c.metric, got, total)
-		}
-	}
 }

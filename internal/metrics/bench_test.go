@@ -61,61 +61,55 @@ func discard(b *testing.B) string {
 // scrape reads the Engine DB every second. It reports engine-ms/task off
 // and on, and overhead-% (on / off − 1).
 func BenchmarkObservedEngine(b *testing.B) {
-	for _, kind := range []engine.Kind{engine.SQLite, engine.Postgres} {
-		b.Run(string(kind), func(b *testing.B) {
-			if kind == engine.Postgres {
-				enginetest.AdminURL(b)
+	eachKind(b, func(b *testing.B, kind engine.Kind, ctx context.Context) {
+		receiver := discard(b)
+		m := New(Options{})
+		dbs := map[bool]*engine.DB{false: benchDB(b, kind, nil), true: benchDB(b, kind, m)}
+		m.Watch(dbs[true], nil)
+		runOnce := func(observed bool) time.Duration {
+			opts := run.Options{DB: dbs[observed], Handlers: handler.Registry{pipeline.HandlerPython: outcomeHandler{}},
+				LogDir: b.TempDir(), MaxParallel: 8}
+			if observed {
+				opts.Observer = m
 			}
-			ctx := actor.With(context.Background(), actor.Actor{Name: "bench@test", Kind: actor.Human})
-			receiver := discard(b)
-			m := New(Options{})
-			dbs := map[bool]*engine.DB{false: benchDB(b, kind, nil), true: benchDB(b, kind, m)}
-			m.Watch(dbs[true], nil)
-			runOnce := func(observed bool) time.Duration {
-				opts := run.Options{DB: dbs[observed], Handlers: handler.Registry{pipeline.HandlerPython: outcomeHandler{}},
-					LogDir: b.TempDir(), MaxParallel: 8}
-				if observed {
-					opts.Observer = m
-				}
-				start := time.Now()
-				if _, err := run.New(opts).RunPipeline(ctx, run.Request{PipelineCode: "BENCH"}); err != nil {
-					b.Fatal(err)
-				}
-				return time.Since(start)
+			start := time.Now()
+			if _, err := run.New(opts).RunPipeline(ctx, run.Request{PipelineCode: "BENCH"}); err != nil {
+				b.Fatal(err)
 			}
-			var off, on time.Duration
-			for b.Loop() {
-				off += runOnce(false)
-				tracing, err := StartTracing(ctx, receiver, "bench", nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				stop := make(chan struct{})
-				scraped := make(chan struct{})
-				go func() {
-					defer close(scraped)
-					for {
-						select {
-						case <-stop:
-							return
-						case <-time.After(time.Second):
-							m.reg.Gather()
-						}
+			return time.Since(start)
+		}
+		var off, on time.Duration
+		for b.Loop() {
+			off += runOnce(false)
+			tracing, err := StartTracing(ctx, receiver, "bench", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			stop := make(chan struct{})
+			scraped := make(chan struct{})
+			go func() {
+				defer close(scraped)
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Second):
+						m.reg.Gather()
 					}
-				}()
-				on += runOnce(true)
-				close(stop)
-				<-scraped
-				if err := tracing.Stop(ctx); err != nil {
-					b.Fatal(err)
 				}
+			}()
+			on += runOnce(true)
+			close(stop)
+			<-scraped
+			if err := tracing.Stop(ctx); err != nil {
+				b.Fatal(err)
 			}
-			perTask := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) / benchTasks }
-			b.ReportMetric(perTask(off), "off-ms/task")
-			b.ReportMetric(perTask(on), "on-ms/task")
-			b.ReportMetric((on.Seconds()/off.Seconds()-1)*100, "overhead-%")
-		})
-	}
+		}
+		perTask := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) / benchTasks }
+		b.ReportMetric(perTask(off), "off-ms/task")
+		b.ReportMetric(perTask(on), "on-ms/task")
+		b.ReportMetric((on.Seconds()/off.Seconds()-1)*100, "overhead-%")
+	})
 }
 
 // BenchmarkScrape measures a scrape of the metrics of an Engine DB holding
@@ -124,54 +118,61 @@ func BenchmarkObservedEngine(b *testing.B) {
 // of an idle server), as ms/scrape. The scrapes go through the HTTP handler
 // the server serves.
 func BenchmarkScrape(b *testing.B) {
-	for _, kind := range []engine.Kind{engine.SQLite, engine.Postgres} {
+	eachKind(b, func(b *testing.B, kind engine.Kind, ctx context.Context) {
+		db := pipelinetest.DB(b, kind)
+		p := pipelinetest.New(b, db)
+		var codes []string
+		for i := range 1000 {
+			code := fmt.Sprintf("P%04d", i)
+			codes = append(codes, code)
+			p.Pipeline(code, pipeline.Full)
+			p.Task(code, "load", pipeline.HandlerPython, nil)
+		}
+		sup := run.New(run.Options{DB: db, Handlers: handler.Registry{pipeline.HandlerPython: outcomeHandler{}}, LogDir: b.TempDir()})
+		for _, code := range codes {
+			if _, err := sup.RunPipeline(ctx, run.Request{PipelineCode: code}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m := New(Options{})
+		m.Watch(db, nil)
+		srv := httptest.NewServer(m.Handler())
+		defer srv.Close()
+		scrape := func() time.Duration {
+			start := time.Now()
+			resp, err := http.Get(srv.URL)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("scrape: %s", resp.Status)
+			}
+			return time.Since(start)
+		}
+		first := scrape()
+		if n := value(b, m, "etl_craft_runs_ended_total", "pipeline", codes[len(codes)-1]); n != 1 {
+			b.Fatalf("%s: %v runs ended, want 1", codes[len(codes)-1], n)
+		}
+		var later time.Duration
+		for b.Loop() {
+			later += scrape()
+		}
+		b.ReportMetric(first.Seconds()*1000, "first-ms")
+		b.ReportMetric(later.Seconds()*1000/float64(b.N), "ms/scrape")
+	})
+}
+
+// eachKind runs body as a sub-benchmark per Engine DB dialect, with the
+// context of a person's command; PostgreSQL needs the test server.
+func eachKind(b *testing.B, body func(b *testing.B, kind engine.Kind, ctx context.Context)) {
+	for _, kind := range enginetest.Kinds {
 		b.Run(string(kind), func(b *testing.B) {
 			if kind == engine.Postgres {
 				enginetest.AdminURL(b)
 			}
-			ctx := actor.With(context.Background(), actor.Actor{Name: "bench@test", Kind: actor.Human})
-			db := pipelinetest.DB(b, kind)
-			p := pipelinetest.New(b, db)
-			var codes []string
-			for i := range 1000 {
-				code := fmt.Sprintf("P%04d", i)
-				codes = append(codes, code)
-				p.Pipeline(code, pipeline.Full)
-				p.Task(code, "load", pipeline.HandlerPython, nil)
-			}
-			sup := run.New(run.Options{DB: db, Handlers: handler.Registry{pipeline.HandlerPython: outcomeHandler{}}, LogDir: b.TempDir()})
-			for _, code := range codes {
-				if _, err := sup.RunPipeline(ctx, run.Request{PipelineCode: code}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			m := New(Options{})
-			m.Watch(db, nil)
-			srv := httptest.NewServer(m.Handler())
-			defer srv.Close()
-			scrape := func() time.Duration {
-				start := time.Now()
-				resp, err := http.Get(srv.URL)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Fatalf("scrape: %s", resp.Status)
-				}
-				return time.Since(start)
-			}
-			first := scrape()
-			if n := value(b, m, "etl_craft_runs_ended_total", "pipeline", codes[len(codes)-1]); n != 1 {
-				b.Fatalf("%s: %v runs ended, want 1", codes[len(codes)-1], n)
-			}
-			var later time.Duration
-			for b.Loop() {
-				later += scrape()
-			}
-			b.ReportMetric(first.Seconds()*1000, "first-ms")
-			b.ReportMetric(later.Seconds()*1000/float64(b.N), "ms/scrape")
+			body(b, kind, actor.With(context.Background(), actor.Actor{Name: "bench@test", Kind: actor.Human}))
 		})
 	}
 }

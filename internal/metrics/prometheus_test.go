@@ -22,7 +22,6 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
-	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/records"
 )
 
@@ -224,57 +223,51 @@ def run(task):
 // promtool check metrics.
 func TestPrometheusScrapesTheServer(t *testing.T) {
 	t.Parallel()
-	for _, pair := range []e2e.Pair{e2e.SQLiteDuckDB, e2e.PostgresPostgres} {
-		t.Run(pair.String(), func(t *testing.T) {
-			t.Parallel()
-			if pair != e2e.SQLiteDuckDB {
-				enginetest.AdminURL(t)
-			}
-			p := e2e.New(t, pair, "")
-			address := freeAddress(t)
-			p.Write("craft-connector.yml", strings.Replace(p.Config(), "Api_address: 127.0.0.1:0", "Api_address: "+address, 1))
-			p.OK("init-db")
-			p.Write("ingestion_scripts/sleep.py", sleepScript)
-			marker := filepath.Join(t.TempDir(), "slept")
-			p.Register("0001_pipelines", e2e.Pipeline("GOOD", e2e.CreateTable("load", "main.good", "SELECT 1 AS id"))+
-				e2e.Pipeline("BAD", e2e.CreateTable("load", "main.bad", "SELECT * FROM main.nowhere"))+
-				e2e.Pipeline("SLOW", e2e.Task{Code: "sleep", Handler: "PYTHON",
-					Params: map[string]string{"SCRIPT_NAME": "sleep.py",
-						"INPUT_PARAMS": fmt.Sprintf(`{"seconds": 120, "marker": %q}`, marker)}}))
-			viewer, operator := p.Token("prometheus", "viewer"), p.Token("ops", "operator")
-			db := p.DB()
-			s := p.StartServer()
-			prom := startPrometheus(t, address, viewer)
+	e2e.EachOf(t, pairs, func(t *testing.T, pair e2e.Pair) {
+		p := e2e.New(t, pair, "")
+		address := freeAddress(t)
+		p.Write("craft-connector.yml", strings.Replace(p.Config(), "Api_address: 127.0.0.1:0", "Api_address: "+address, 1))
+		p.OK("init-db")
+		p.Write("ingestion_scripts/sleep.py", sleepScript)
+		marker := filepath.Join(t.TempDir(), "slept")
+		p.Register("0001_pipelines", e2e.Pipeline("GOOD", e2e.CreateTable("load", "main.good", "SELECT 1 AS id"))+
+			e2e.Pipeline("BAD", e2e.CreateTable("load", "main.bad", "SELECT * FROM main.nowhere"))+
+			e2e.Pipeline("SLOW", e2e.Task{Code: "sleep", Handler: "PYTHON",
+				Params: map[string]string{"SCRIPT_NAME": "sleep.py",
+					"INPUT_PARAMS": fmt.Sprintf(`{"seconds": 120, "marker": %q}`, marker)}}))
+		viewer, operator := p.Token("prometheus", "viewer"), p.Token("ops", "operator")
+		db := p.DB()
+		s := p.StartServer()
+		prom := startPrometheus(t, address, viewer)
 
-			var ids []int64
-			for _, code := range []string{"GOOD", "BAD", "GOOD", "BAD", "GOOD"} {
-				ids = append(ids, s.Trigger(operator, code))
-				e2e.WaitRunsEnded(t, db, ids...) // one run of a pipeline at a time
-			}
-			p.OK("run", "--pipeline_code", "GOOD") // a run the server does not execute
-			agree(t, prom, db)
-			checkMetrics(t, s, viewer)
-			dashboardEvaluates(t, prom)
+		var ids []int64
+		for _, code := range []string{"GOOD", "BAD", "GOOD", "BAD", "GOOD"} {
+			ids = append(ids, s.Trigger(operator, code))
+			e2e.WaitRunsEnded(t, db, ids...) // one run of a pipeline at a time
+		}
+		p.OK("run", "--pipeline_code", "GOOD") // a run the server does not execute
+		agree(t, prom, db)
+		checkMetrics(t, s, viewer)
+		dashboardEvaluates(t, prom)
 
-			slow := s.Trigger(operator, "SLOW")
-			waitForFile(t, marker) // the script sleeps
-			s.Kill()
-			s = p.StartServer()
-			if s.API != "http://"+address {
-				t.Fatalf("the new server listens at %s, not %s", s.API, address)
-			}
-			e2e.WaitRunsEnded(t, db, slow)
-			if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1", records.AttemptLost); n != 1 {
-				t.Fatalf("%d attempts LOST after the kill, want 1", n)
-			}
-			agree(t, prom, db)
-			lost := `sum(etl_craft_attempts_ended_total{status="LOST"})`
-			prom.waitFor(lost, map[string]float64{"": 1})
-			time.Sleep(3 * time.Second) // more scrapes
-			prom.waitFor(lost, map[string]float64{"": 1})
-			rulesHealthy(t, prom)
-		})
-	}
+		slow := s.Trigger(operator, "SLOW")
+		waitForFile(t, marker) // the script sleeps
+		s.Kill()
+		s = p.StartServer()
+		if s.API != "http://"+address {
+			t.Fatalf("the new server listens at %s, not %s", s.API, address)
+		}
+		e2e.WaitRunsEnded(t, db, slow)
+		if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1", records.AttemptLost); n != 1 {
+			t.Fatalf("%d attempts LOST after the kill, want 1", n)
+		}
+		agree(t, prom, db)
+		lost := `sum(etl_craft_attempts_ended_total{status="LOST"})`
+		prom.waitFor(lost, map[string]float64{"": 1})
+		time.Sleep(3 * time.Second) // more scrapes
+		prom.waitFor(lost, map[string]float64{"": 1})
+		rulesHealthy(t, prom)
+	})
 }
 
 // waitForFile waits until the file exists.
