@@ -219,8 +219,9 @@ def run(task):
 // Engine DB's counts of runs and attempts ended by status. The server is
 // killed (SIGKILL) while a task runs, and a new one started on the same
 // address: the attempt is LOST, counted once, and the counts still agree.
-// The alert rules load and evaluate without error, and a scrape passes
-// promtool check metrics.
+// The alert rules load and evaluate without error, and so do the Grafana
+// dashboard's queries; a scrape passes promtool check metrics, and
+// docs/metrics.md lists every metric it holds.
 func TestPrometheusScrapesTheServer(t *testing.T) {
 	t.Parallel()
 	e2e.EachOf(t, pairs, func(t *testing.T, pair e2e.Pair) {
