@@ -45,6 +45,7 @@ need python3 "ingestion scripts and the Airflow loader test" test -x /usr/bin/py
 need python3-sqlalchemy "the reference's scripts import its text()" /usr/bin/python3 -c 'import sqlalchemy'
 need python3-yaml "the Airflow loader reads the DAG descriptors" /usr/bin/python3 -c 'import yaml'
 need npm "installs Redocly CLI, which lints the served OpenAPI document" command -v npm
+need prometheus "a real Prometheus scrapes the server; promtool checks a scrape and the alert rules" sh -c 'command -v prometheus && command -v promtool'
 if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -14,6 +14,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/lock"
+	"github.com/etl-craft/etl-craft/internal/span"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -48,6 +49,10 @@ type Options struct {
 	// Full replaces every mirror's rows, even one that could be caught up
 	// incrementally (etl-craft clone --full).
 	Full bool
+	// Copied, when set, is told of each table copied, with how long it
+	// took, or of its failure (err set, t holding its Engine name only),
+	// for metrics.
+	Copied func(t Table, took time.Duration, err error)
 }
 
 func (o Options) logger() *slog.Logger {
@@ -206,7 +211,7 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 	for _, name := range names {
 		mirror := w.Table(opts.Schema, strings.ToUpper(name))
 		start := time.Now()
-		t, err := c.copy(ctx, name, mirror)
+		t, err := copyTable(ctx, &c, name, mirror, opts.Copied)
 		if err != nil {
 			if exit.Is(err, exit.InjectedFault) {
 				return out, err
@@ -247,6 +252,28 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 		return out, cloneError(failed)
 	}
 	return out, nil
+}
+
+// copyTable copies one table in a span of its own, and tells copied, when
+// set, how it went.
+func copyTable(ctx context.Context, c *copier, name string, mirror warehouse.Table, copied func(Table, time.Duration, error)) (Table, error) {
+	ctx, sp := span.Start(ctx, "clone "+displayName(name), span.String("etl_craft.clone.table", displayName(name)),
+		span.String("etl_craft.clone.mirror", mirror.Full()))
+	defer sp.End()
+	start := time.Now()
+	t, err := c.copy(ctx, name, mirror)
+	if copied != nil {
+		if err != nil {
+			t = Table{Engine: displayName(name)}
+		}
+		copied(t, time.Since(start), err)
+	}
+	if err != nil {
+		sp.Fail("the table could not be copied")
+		return t, err
+	}
+	sp.Set(span.String("etl_craft.clone.copy", t.Copy()), span.Int("etl_craft.clone.rows", t.Copied))
+	return t, nil
 }
 
 // cloneError is the error (exit 17) of a clone whose tables failed, each a

@@ -285,11 +285,11 @@ func changedSince(db *engine.DB, table, mark string) (string, []any) {
 // they overlap or touch.
 type changes struct {
 	keys  []any
-	spans []span
+	spans []keySpan
 }
 
-// span is the keys from lo to hi, integers.
-type span struct{ lo, hi int64 }
+// keySpan is the keys from lo to hi, integers.
+type keySpan struct{ lo, hi int64 }
 
 // changed returns the changes logged past the mark.
 func (r *readConn) changed(ctx context.Context, table, mark string) (changes, error) {
@@ -317,7 +317,7 @@ func (r *readConn) changed(ctx context.Context, table, mark string) (changes, er
 		if err := errors.Join(err1, err2); err != nil {
 			return out, fmt.Errorf("a range of keys logged in CLONE_CHANGES: %w", err)
 		}
-		out.spans = append(out.spans, span{lo, hi})
+		out.spans = append(out.spans, keySpan{lo, hi})
 	}
 	out.spans = mergeSpans(out.spans)
 	return out, rows.Err()
@@ -338,9 +338,9 @@ func integerKey(v any) (int64, error) {
 }
 
 // mergeSpans sorts spans and merges those that overlap or touch.
-func mergeSpans(spans []span) []span {
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
-	var out []span
+func mergeSpans(spans []keySpan) []keySpan {
+	slices.SortFunc(spans, func(a, b keySpan) int { return cmp.Compare(a.lo, b.lo) })
+	var out []keySpan
 	for _, s := range spans {
 		if n := len(out); n > 0 && s.lo <= out[n-1].hi+1 {
 			out[n-1].hi = max(out[n-1].hi, s.hi)
@@ -354,7 +354,7 @@ func mergeSpans(spans []span) []span {
 // changedRowsQuery reads the rows of the keys logged one by one, those of
 // the logged ranges, and on an append-only table those past the highest
 // key. Ranges need an integer key.
-func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mark, high string, spans []span) (string, []any, error) {
+func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mark, high string, spans []keySpan) (string, []any, error) {
 	key := `"` + strings.ReplaceAll(c.key.Name, `"`, `""`) + `"`
 	logged := "ROW_KEY"
 	if c.key.typ == warehouse.BigInt {
@@ -466,7 +466,7 @@ func deleteKeys(ctx context.Context, tx warehouse.Tx, w warehouse.Warehouse, mir
 
 // deleteSpans deletes the mirror rows of the ranges of keys, one statement
 // a range.
-func deleteSpans(ctx context.Context, tx warehouse.Tx, w warehouse.Warehouse, mirror warehouse.Table, key warehouse.Column, spans []span) error {
+func deleteSpans(ctx context.Context, tx warehouse.Tx, w warehouse.Warehouse, mirror warehouse.Table, key warehouse.Column, spans []keySpan) error {
 	q := "DELETE FROM " + warehouse.Qualify(w, mirror) + " WHERE " + w.Quote(key.Name) + " BETWEEN " +
 		w.Placeholder(1, key.Type) + " AND " + w.Placeholder(2, key.Type)
 	for _, s := range spans {

@@ -142,6 +142,12 @@ type Orchestration struct {
 	AllowSchedule bool
 	// Email is nil when no Email block is set.
 	Email *Email
+	// MetricsPublic serves the server's /metrics without a token.
+	MetricsPublic bool
+	// TracesEndpoint is the base URL of the OTLP/HTTP receiver traces go
+	// to, "" when none is set (the OTEL_EXPORTER_OTLP_* variables may still
+	// turn tracing on).
+	TracesEndpoint string
 }
 
 // The execution modes.

@@ -61,7 +61,13 @@ func (p Pair) usesPostgres() bool {
 // in CI, see enginetest.AdminURL).
 func EachPair(t *testing.T, body func(t *testing.T, pair Pair)) {
 	t.Helper()
-	for _, pair := range Pairs {
+	EachOf(t, Pairs, body)
+}
+
+// EachOf is EachPair over the pairs given.
+func EachOf(t *testing.T, pairs []Pair, body func(t *testing.T, pair Pair)) {
+	t.Helper()
+	for _, pair := range pairs {
 		t.Run(pair.String(), func(t *testing.T) {
 			t.Parallel()
 			if pair.usesPostgres() {

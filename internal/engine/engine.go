@@ -68,6 +68,9 @@ type Options struct {
 	// another process's write lock together; on PostgreSQL every lock wait
 	// of a BoundedTx. Zero means DefaultBusyTimeout.
 	BusyTimeout time.Duration
+	// Observer, when set, is told of every query, statement and write
+	// transaction of the DB and of its Tx (not of the *sql.DB SQL gives).
+	Observer Observer
 }
 
 // maxIdleConns is how many unused connections an Engine DB keeps open.
@@ -211,20 +214,29 @@ func (db *DB) Schema() string {
 // QueryContext runs a read query outside any transaction.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	db.counts.reads.Add(1)
-	return db.sql.QueryContext(ctx, db.d.rebind(query), args...)
+	start := time.Now()
+	rows, err := db.sql.QueryContext(ctx, db.d.rebind(query), args...)
+	observe(db.opts.Observer, OpQuery, start, err)
+	return rows, err
 }
 
 // QueryRowContext runs a read query returning at most one row.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	db.counts.reads.Add(1)
-	return db.sql.QueryRowContext(ctx, db.d.rebind(query), args...)
+	start := time.Now()
+	row := db.sql.QueryRowContext(ctx, db.d.rebind(query), args...)
+	observe(db.opts.Observer, OpQuery, start, row.Err())
+	return row
 }
 
 // ExecContext runs a statement outside a transaction. Writes to guarded
 // tables must go through Tx instead.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	db.counts.reads.Add(1)
-	return db.sql.ExecContext(ctx, db.d.rebind(query), args...)
+	start := time.Now()
+	res, err := db.sql.ExecContext(ctx, db.d.rebind(query), args...)
+	observe(db.opts.Observer, OpExec, start, err)
+	return res, err
 }
 
 // Querier is what DB and Tx share: rebinding query methods.
@@ -240,24 +252,34 @@ type Tx struct {
 	d     dialect
 	state *connState // SQLite only: the connection's guard-function state
 	n     *counters
+	obs   Observer
 }
 
 // QueryContext runs a query in the transaction.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	tx.beforeStatement()
-	return tx.tx.QueryContext(ctx, tx.d.rebind(query), args...)
+	start := time.Now()
+	rows, err := tx.tx.QueryContext(ctx, tx.d.rebind(query), args...)
+	observe(tx.obs, OpQuery, start, err)
+	return rows, err
 }
 
 // QueryRowContext runs a query returning at most one row.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	tx.beforeStatement()
-	return tx.tx.QueryRowContext(ctx, tx.d.rebind(query), args...)
+	start := time.Now()
+	row := tx.tx.QueryRowContext(ctx, tx.d.rebind(query), args...)
+	observe(tx.obs, OpQuery, start, row.Err())
+	return row
 }
 
 // ExecContext runs a statement in the transaction.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	tx.beforeStatement()
-	return tx.tx.ExecContext(ctx, tx.d.rebind(query), args...)
+	start := time.Now()
+	res, err := tx.tx.ExecContext(ctx, tx.d.rebind(query), args...)
+	observe(tx.obs, OpExec, start, err)
+	return res, err
 }
 
 // ExecRaw runs a statement exactly as written: no placeholder is rebound and
@@ -347,6 +369,8 @@ func (db *DB) BoundedTx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (db *DB) tx(ctx context.Context, bounded bool, fn func(tx *Tx) error) (err error) {
+	start := time.Now()
+	defer func() { observe(db.opts.Observer, OpTransaction, start, err) }()
 	waited, err := db.writers.lock(ctx)
 	if err != nil {
 		return err
@@ -419,7 +443,7 @@ func (db *DB) beginOn(ctx context.Context, conn *sql.Conn, waited time.Duration,
 	case err != nil:
 		return nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
 	}
-	tx := &Tx{tx: sqlTx, d: db.d, state: state, n: db.counts}
+	tx := &Tx{tx: sqlTx, d: db.d, state: state, n: db.counts, obs: db.opts.Observer}
 	db.counts.transactions.Add(1)
 	if err := db.d.setScope(ctx, tx, ScopeOf(ctx)); err != nil {
 		sqlTx.Rollback()

@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -36,10 +37,16 @@ type Leader struct {
 	// deposed is set once another server took the lock.
 	deposed bool
 	loop    loop
+	// leading is set while the lock is held.
+	leading atomic.Bool
 }
 
 // Name names the service.
 func (l *Leader) Name() string { return "leader" }
+
+// Leading reports whether the server holds the overseer lock now: false
+// while it takes a lost lock again, and once it was deposed or stopped.
+func (l *Leader) Leading() bool { return l.leading.Load() }
 
 // Start takes the lock without waiting and starts checking it. When
 // another server holds it, the error (exit 14) names that server's overseer
@@ -50,6 +57,7 @@ func (l *Leader) Start(ctx context.Context) error {
 		return err
 	}
 	l.held = held
+	l.leading.Store(true)
 	l.loop = loop{every: l.Every, work: l.check}
 	if l.loop.every <= 0 {
 		l.loop.every = LeaderCheckEvery
@@ -81,6 +89,7 @@ func (l *Leader) check(ctx context.Context) {
 			return
 		}
 		log.Error("the overseer lock was lost with its Engine DB connection; taking it again", "error", err)
+		l.leading.Store(false)
 		l.held.Release()
 		l.held = nil
 	}
@@ -88,6 +97,7 @@ func (l *Leader) check(ctx context.Context) {
 	switch {
 	case err == nil:
 		l.held = held
+		l.leading.Store(true)
 		log.Info("the overseer lock was taken again: the server is still the overseer")
 	case exit.Is(err, exit.LockTimeout):
 		log.Error("another server took the overseer lock while it was lost: this server is no longer the overseer", "error", err)
@@ -104,6 +114,7 @@ func (l *Leader) check(ctx context.Context) {
 // Stop ends the checks and gives the lock up.
 func (l *Leader) Stop() {
 	l.loop.stop()
+	l.leading.Store(false)
 	if l.held != nil {
 		l.held.Release()
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/mail"
+	"github.com/etl-craft/etl-craft/internal/metrics"
 	"github.com/etl-craft/etl-craft/internal/notify"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/run"
@@ -48,6 +49,9 @@ type Project struct {
 	Warehouse *pool.Pool
 	// Handlers are the task handlers of this build, by HANDLER value.
 	Handlers handler.Registry
+	// Metrics measure the program for a server's /metrics; nil unless it
+	// was opened WithMetrics.
+	Metrics *metrics.Metrics
 
 	set settings
 	// mail is the sender of Orchestration.Email, built at its first use.
@@ -70,6 +74,8 @@ type settings struct {
 	noCloneHook  bool
 	reading      bool
 	sharedPool   bool
+	// metrics is the build's version when WithMetrics.
+	metrics *string
 }
 
 // Option changes how Open opens the project.
@@ -98,6 +104,12 @@ func WithoutCloneHook() Option { return func(s *settings) { s.noCloneHook = true
 // runs many at once, and leaves reconciliation to the server's reconciler.
 func ForServer() Option { return func(s *settings) { s.sharedPool = true } }
 
+// WithMetrics measures the program for a server's /metrics: the Engine
+// DB's operations, the supervisor's waits and worker pool, the clones, and
+// the runs and attempts the Engine DB records (Project.Metrics), labelled
+// with the build's version.
+func WithMetrics(version string) Option { return func(s *settings) { s.metrics = &version } }
+
 // ForReading opens the Engine DB of a read-only command, WithoutWarehouse: a
 // SQLite Engine DB that does not exist is not created (exit 3), and the
 // Engine DB must hold etl-craft's tables (exit 3 when not).
@@ -124,6 +136,11 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 		set.log = slog.New(slog.DiscardHandler)
 	}
 	eopts := EngineOptions(cfg)
+	var m *metrics.Metrics
+	if set.metrics != nil {
+		m = metrics.New(metrics.Options{Version: *set.metrics, Public: cfg.Orchestration.MetricsPublic, Logger: set.log})
+		eopts.Observer = m
+	}
 	if set.reading {
 		if err := existing(eopts); err != nil {
 			return nil, err
@@ -145,7 +162,7 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 			return nil, err
 		}
 	}
-	p := &Project{Config: cfg, DB: db, mail: mailSender(cfg), channels: notify.New(cfg.Notifications, cfg.Secret), set: set}
+	p := &Project{Config: cfg, DB: db, Metrics: m, mail: mailSender(cfg), channels: notify.New(cfg.Notifications, cfg.Secret), set: set}
 	p.Handlers = p.handlers()
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
 		wopts.Existing = set.reading
@@ -154,6 +171,9 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 		p.Warehouse.CheckTarget = func(ctx context.Context, w warehouse.Warehouse, schema string) error {
 			return clone.CheckTarget(ctx, db, wopts.Kind, w, schema)
 		}
+	}
+	if m != nil {
+		m.Watch(db, p.Supervisor().Pool())
 	}
 	return p, nil
 }

@@ -80,6 +80,14 @@ func (s AttemptStatus) Summary() TaskRunStatus {
 	return TaskRunStatus(s)
 }
 
+// Ended reports whether the attempt status is terminal: neither QUEUED,
+// CLAIMED nor RUNNING.
+func (s AttemptStatus) Ended() bool { return s.Summary() != TaskInProgress }
+
+// ActionReopen is the AUD_RUN_INTERVENTIONS.ACTION of an ended run put
+// back IN-PROGRESS for an operator's change.
+const ActionReopen = "REOPEN"
+
 // GateResult is what a gate decided for one dependency
 // (AUD_GATE_DECISIONS.RESULT).
 type GateResult string

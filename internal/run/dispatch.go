@@ -13,6 +13,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/readiness"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/span"
 )
 
 // state is where a task stands in a supervisor's session.
@@ -165,8 +166,26 @@ func (s *Supervisor) dispatcher(g *pipeline.Graph, policies map[int64]Policy, r 
 	return d
 }
 
-// supervise is the dispatch loop.
+// supervise is the dispatch loop, in a span of the run that starts a trace
+// of its own.
 func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
+	ctx, sp := span.StartTrace(ctx, "run "+d.g.Pipeline.Code, span.String("etl_craft.pipeline", d.g.Pipeline.Code),
+		span.Int("etl_craft.pipeline_run_id", d.run.ID), span.String("etl_craft.trigger", d.run.TriggerKind))
+	defer sp.End()
+	out, err := d.dispatch(ctx)
+	sp.Set(span.String("etl_craft.status", out.Status))
+	switch {
+	case err != nil:
+		sp.Fail("the run could not go on (" + exit.CodeOf(err).Class() + ")")
+	case out.Code != exit.Success:
+		sp.Fail("the run ended " + out.Status)
+	}
+	return out, err
+}
+
+// dispatch starts the ready tasks, records what their attempts did, and
+// ends the run when nothing more can start.
+func (d *dispatcher) dispatch(ctx context.Context) (Outcome, error) {
 	out := Outcome{PipelineCode: d.g.Pipeline.Code, RunID: d.run.ID, Status: RunInProgress}
 	d.records = context.WithoutCancel(ctx)
 	d.attempts, d.stop = context.WithCancelCause(d.records)
@@ -416,7 +435,7 @@ func (d *dispatcher) skip(ctx context.Context, t *task, unmet []string) error {
 func (d *dispatcher) start(t *task, q queued) {
 	t.st = running
 	d.running++
-	sl := slot{run: d.run, g: d.g, task: t.t, policy: t.policy, force: d.force, queued: q}
+	sl := slot{run: d.run, g: d.g, task: t.t, policy: t.policy, force: d.force, queued: q, ready: time.Now()}
 	go func() {
 		pool := d.s.opts.Pool
 		if !pool.acquire(d.attempts, d.wind) {

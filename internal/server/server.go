@@ -70,6 +70,19 @@ type Options struct {
 	// Started, when set, is called once the server is the overseer, with its
 	// OVERSEER_ID and the API's address ("" without a Handler).
 	Started func(overseerID int64, apiAddress string)
+	// Observer, when set, watches the server for metrics and traces.
+	Observer Observer
+}
+
+// Observer watches a server for metrics and traces (see internal/metrics).
+type Observer interface {
+	// Serve wraps the Handler: every request to the listener passes
+	// through what it returns.
+	Serve(h http.Handler) http.Handler
+	// Overseer is told, once the server is the overseer, how to learn
+	// whether it still holds the overseer lock and when its heartbeat was
+	// last recorded.
+	Overseer(leading func() bool, heartbeatAt func() time.Time)
 }
 
 // Server is one overseer.
@@ -158,6 +171,9 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 		started = append(started, svc)
+	}
+	if opts.Observer != nil {
+		opts.Observer.Overseer(leader.Leading, heartbeat.BeatAt)
 	}
 	api, addr, err := s.serveAPI()
 	if err != nil {
@@ -285,6 +301,9 @@ func (s *Server) serveAPI() (*http.Server, string, error) {
 		return nil, "", exit.Wrap(exit.Configuration, err, "Orchestration.Api_address %s: the HTTP API cannot listen there", addr)
 	}
 	h := routes(s.opts)
+	if s.opts.Observer != nil {
+		h = s.opts.Observer.Serve(h)
+	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)

@@ -36,6 +36,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/httproute"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
@@ -113,8 +114,7 @@ func New(p *project.Project, opts ...Option) http.Handler {
 func (s *server) guard(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		private(w.Header())
 		// huma refuses a body that fills its limit: one byte more than the
 		// largest accepted.
 		r.Body = http.MaxBytesReader(w, r.Body, bodyLimit)
@@ -124,6 +124,7 @@ func (s *server) guard(mux *http.ServeMux) http.Handler {
 		if e := refusedHeaders(r); e != nil {
 			writeError(rec, e)
 		} else if _, pattern := mux.Handler(r); pattern != "" {
+			httproute.Set(r, pattern)
 			mux.ServeHTTP(rec, r)
 		} else if allow := allowedMethods(mux, r); len(allow) > 0 {
 			rec.Header().Set("Allow", strings.Join(allow, ", "))
@@ -137,6 +138,13 @@ func (s *server) guard(mux *http.ServeMux) http.Handler {
 				"actor", who.name, "duration_ms", time.Since(start).Milliseconds())
 		}
 	})
+}
+
+// private marks an answer not to be cached (a token's value is in one) nor
+// sniffed.
+func private(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // bodyLimit is the body limit huma and the guard are given: huma refuses a
