@@ -32,6 +32,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/action"
 	"github.com/etl-craft/etl-craft/internal/apitoken"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/httpstatus"
 	"github.com/etl-craft/etl-craft/internal/project"
 )
 
@@ -163,27 +164,12 @@ func (c *Console) guard(mux *http.ServeMux) http.Handler {
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		rec := httpstatus.Record(w)
 		mux.ServeHTTP(rec, r)
-		c.log.Debug("console request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+		c.log.Debug("console request", "method", r.Method, "path", r.URL.Path, "status", rec.Status(),
 			"duration_ms", time.Since(start).Milliseconds())
 	})
 }
-
-// recorder keeps the status a handler wrote, for the request's log record.
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-// WriteHeader records the status and writes it.
-func (r *recorder) WriteHeader(status int) {
-	r.status = status
-	r.ResponseWriter.WriteHeader(status)
-}
-
-// Unwrap returns the writer underneath, for http.ResponseController.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // static serves an embedded asset; its URL names its digest, so it may be
 // kept for a year.

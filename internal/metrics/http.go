@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/httproute"
+	"github.com/etl-craft/etl-craft/internal/httpstatus"
 )
 
 // Path is where the server's listener serves the metrics.
@@ -40,7 +41,7 @@ func (l *Listener) Serve(h http.Handler) http.Handler {
 		start := time.Now()
 		r, route := httproute.Track(r)
 		r, sp := startRequest(r)
-		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		rec := httpstatus.Record(w)
 		if r.URL.Path == Path {
 			httproute.Set(r, Path)
 			l.endpoint.ServeHTTP(rec, r)
@@ -52,9 +53,9 @@ func (l *Listener) Serve(h http.Handler) http.Handler {
 			pattern = unmatched
 		}
 		method := methodLabel(r.Method)
-		l.v.httpRequests.WithLabelValues(pattern, method, code(rec.status)).Inc()
+		l.v.httpRequests.WithLabelValues(pattern, method, code(rec.Status())).Inc()
 		l.v.httpDuration.WithLabelValues(pattern, method).Observe(time.Since(start).Seconds())
-		endRequest(sp, method, pattern, rec.status)
+		endRequest(sp, method, pattern, rec.Status())
 	})
 }
 
@@ -68,27 +69,3 @@ func methodLabel(m string) string {
 	}
 	return "OTHER"
 }
-
-// recorder keeps the status a handler wrote.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	wrote  bool
-}
-
-// WriteHeader records the first status written and writes it.
-func (r *recorder) WriteHeader(status int) {
-	if !r.wrote {
-		r.status, r.wrote = status, true
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-// Write writes the body, with a 200 status when none was written.
-func (r *recorder) Write(b []byte) (int, error) {
-	r.wrote = true
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap returns the writer underneath, for http.ResponseController.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/httproute"
+	"github.com/etl-craft/etl-craft/internal/httpstatus"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
@@ -120,7 +121,7 @@ func (s *server) guard(mux *http.ServeMux) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, bodyLimit)
 		who := &caller{}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, who))
-		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		rec := httpstatus.Record(w)
 		if e := refusedHeaders(r); e != nil {
 			writeError(rec, e)
 		} else if _, pattern := mux.Handler(r); pattern != "" {
@@ -134,7 +135,7 @@ func (s *server) guard(mux *http.ServeMux) http.Handler {
 			writeError(rec, notFound(r))
 		}
 		if s.log != nil {
-			s.log.Info("api request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			s.log.Info("api request", "method", r.Method, "path", r.URL.Path, "status", rec.Status(),
 				"actor", who.name, "duration_ms", time.Since(start).Milliseconds())
 		}
 	})
@@ -194,18 +195,3 @@ type caller struct{ name string }
 
 // callerKey is the context key of a request's *caller.
 type callerKey struct{}
-
-// recorder keeps the status a handler wrote, for the request's log record.
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-// WriteHeader records the status and writes it.
-func (r *recorder) WriteHeader(status int) {
-	r.status = status
-	r.ResponseWriter.WriteHeader(status)
-}
-
-// Unwrap returns the writer underneath, for http.ResponseController.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
