@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,25 +53,44 @@ func discard(b *testing.B) string {
 	return srv.URL
 }
 
+// benchRounds is how many rounds each iteration of BenchmarkObservedEngine
+// runs: in each, the pipeline runs once in each setup.
+const benchRounds = 5
+
 // BenchmarkObservedEngine measures what being observed costs the engine:
-// in each iteration the same pipeline of 500 tasks, with a handler that does
-// nothing (so only the engine works: dispatch, the run's and attempts'
-// rows, leases, logs), runs three times, each on an Engine DB of its own:
-// observed by nobody with tracing off (off); measured by Metrics (its
-// operations and the supervisor's waits) while a scrape reads the Engine DB
-// every second (metrics); and the same with tracing on, exporting to a
-// receiver on loopback (on). It reports each one's engine-ms/task and the
-// overheads metrics-% (metrics / off − 1) and overhead-% (on / off − 1).
+// the same pipeline of 500 tasks, with a handler that does nothing (so only
+// the engine works: dispatch, the run's and attempts' rows, leases, logs),
+// runs in three setups, each on an Engine DB of its own: observed by nobody
+// with tracing off (off); measured by Metrics (its operations and the
+// supervisor's waits) while a scrape reads the Engine DB every second
+// (metrics); and the same with tracing on, exporting to a receiver on
+// loopback (on). Each iteration runs benchRounds rounds, a run of each
+// setup per round, in an order that turns from round to round, so that a
+// machine whose load changes slows the three alike. It reports the median
+// over the rounds of each setup's engine-ms/task, and of the per-round
+// ratios metrics-% (metrics / off − 1) and overhead-% (on / off − 1): a
+// round slowed by a burst of load moves one ratio, not the median.
 func BenchmarkObservedEngine(b *testing.B) {
 	eachKind(b, func(b *testing.B, kind engine.Kind, ctx context.Context) {
 		receiver := discard(b)
 		// measured runs the pipeline once on an Engine DB of its own, measured
-		// by Metrics of its own and scraped every second.
-		measured := func() func() time.Duration {
+		// by Metrics of its own and scraped every second, traced when traced.
+		measured := func(traced bool) func() time.Duration {
 			m := New(Options{})
 			db := benchDB(b, kind, m)
 			m.Watch(db, nil)
 			return func() time.Duration {
+				if traced {
+					tracing, err := StartTracing(ctx, receiver, "bench", nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer func() {
+						if err := tracing.Stop(ctx); err != nil {
+							b.Fatal(err)
+						}
+					}()
+				}
 				stop, scraped := make(chan struct{}), make(chan struct{})
 				go func() {
 					defer close(scraped)
@@ -88,27 +108,44 @@ func BenchmarkObservedEngine(b *testing.B) {
 			}
 		}
 		off := benchDB(b, kind, nil)
-		metrics, traced := measured(), measured()
-		var tOff, tMetrics, tOn time.Duration
+		setups := [...]func() time.Duration{
+			func() time.Duration { return runBench(b, ctx, off, nil) },
+			measured(false),
+			measured(true),
+		}
+		var took [len(setups)][]time.Duration
 		for b.Loop() {
-			tOff += runBench(b, ctx, off, nil)
-			tMetrics += metrics()
-			tracing, err := StartTracing(ctx, receiver, "bench", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			tOn += traced()
-			if err := tracing.Stop(ctx); err != nil {
-				b.Fatal(err)
+			for round := range benchRounds {
+				for i := range setups {
+					k := (i + round) % len(setups)
+					took[k] = append(took[k], setups[k]())
+				}
 			}
 		}
-		perTask := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) / benchTasks }
-		b.ReportMetric(perTask(tOff), "off-ms/task")
-		b.ReportMetric(perTask(tMetrics), "metrics-ms/task")
-		b.ReportMetric(perTask(tOn), "on-ms/task")
-		b.ReportMetric((tMetrics.Seconds()/tOff.Seconds()-1)*100, "metrics-%")
-		b.ReportMetric((tOn.Seconds()/tOff.Seconds()-1)*100, "overhead-%")
+		ratio := func(k int) []float64 {
+			r := make([]float64, len(took[k]))
+			for i := range r {
+				r[i] = took[k][i].Seconds() / took[0][i].Seconds()
+			}
+			return r
+		}
+		for k, name := range []string{"off", "metrics", "on"} {
+			b.ReportMetric(median(took[k]).Seconds()*1000/benchTasks, name+"-ms/task")
+		}
+		b.ReportMetric((median(ratio(1))-1)*100, "metrics-%")
+		b.ReportMetric((median(ratio(2))-1)*100, "overhead-%")
 	})
+}
+
+// median is the middle value of some, the mean of the two middle ones
+// when they are even in number.
+func median[T time.Duration | float64](some []T) T {
+	s := slices.Sorted(slices.Values(some))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // runBench runs the pipeline BENCH once with a handler that does nothing,

@@ -3,11 +3,10 @@ package metrics
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,9 +19,6 @@ import (
 // readTimeout bounds the Engine DB reads of one scrape.
 const readTimeout = 10 * time.Second
 
-// inChunk is how many ids one IN (…) list holds.
-const inChunk = 500
-
 // unknown labels a run or attempt whose pipeline or task is not in CFG_.
 const unknown = "unknown"
 
@@ -32,8 +28,9 @@ const unknown = "unknown"
 // server, a foreground run, an orchestrator's steps. The first read counts
 // every run and attempt stored, in one snapshot; each later one reads only
 // what changed since: the rows added (tails of their ids), the rows still
-// open, and the runs an operator reopened. A scrape so costs the same
-// whatever the length of the history.
+// open, and the runs an operator reopened, in one statement whose text
+// never changes (one round trip, prepared once). A scrape so costs the
+// same whatever the length of the history.
 //
 // Counters count events: a run reopened and ended again counts as ended
 // twice. The duration histograms hold the runs and attempts that ended
@@ -56,6 +53,8 @@ type history struct {
 	attempts  tail
 	openRuns  map[int64]*openRun
 	open      map[int64]taskLabels // the attempts not ended, by ATTEMPT_ID
+	// gateWaits is how many gate waits of open runs wait, as last read.
+	gateWaits float64
 }
 
 // taskLabels are the labels of a task's attempts.
@@ -81,9 +80,11 @@ type runRow struct {
 	start, end     engine.Time
 }
 
-// runColumns are the columns of a runRow.
-const runColumns = `SELECT PIPELINE_RUN_ID, PIPELINE_ID, TRIGGER_KIND, STATUS, SLA_STATUS, START_DATE, END_DATE
-	FROM AUD_PIPELINES_RUN_LOG WHERE `
+// runFields are the columns of a runRow, of the runs r.
+const runFields = "r.PIPELINE_RUN_ID, r.PIPELINE_ID, r.TRIGGER_KIND, r.STATUS, r.SLA_STATUS, r.START_DATE, r.END_DATE"
+
+// runColumns selects the runRows a condition appended selects.
+const runColumns = "SELECT " + runFields + " FROM AUD_PIPELINES_RUN_LOG r WHERE "
 
 // attemptRow is a row of AUD_TASK_ATTEMPTS as history reads it.
 type attemptRow struct {
@@ -93,9 +94,23 @@ type attemptRow struct {
 	started, ended engine.Time
 }
 
-// attemptColumns are the columns of an attemptRow.
-const attemptColumns = `SELECT a.ATTEMPT_ID, t.TASK_ID, a.STATUS, CASE WHEN a.NOT_BEFORE IS NULL THEN 0 ELSE 1 END, a.STARTED_AT, a.ENDED_AT
-	FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID WHERE `
+// openStatus selects the runs not ended.
+var openStatus = "STATUS IN (" + records.SQL(records.RunQueued, records.RunInProgress) + ")"
+
+// gateWaitsOf is what counts the gate waits waiting of the runs of a table
+// (or a query's) that are open.
+func gateWaitsOf(runs string) string {
+	return "FROM AUD_GATE_WAITS WHERE NEXT_CHECK_AT IS NOT NULL AND PIPELINE_RUN_ID IN (SELECT PIPELINE_RUN_ID FROM " + runs + " WHERE " + openStatus + ")"
+}
+
+// retried is 1 for an attempt a queued as a retry (NOT_BEFORE set), else 0.
+const retried = "CASE WHEN a.NOT_BEFORE IS NULL THEN 0 ELSE 1 END"
+
+// attempts joins the attempts a to their task runs t.
+const attempts = "AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID"
+
+// attemptColumns selects the attemptRows a condition appended selects.
+const attemptColumns = "SELECT a.ATTEMPT_ID, t.TASK_ID, a.STATUS, " + retried + ", a.STARTED_AT, a.ENDED_AT FROM " + attempts + " WHERE "
 
 // refresh reads what changed since the last read. Each step reads its
 // rows whole before it counts any, so that a read that fails counts
@@ -115,7 +130,8 @@ func (h *history) refresh(ctx context.Context) error {
 	} else if err := h.catchUp(ctx, now); err != nil {
 		return err
 	}
-	return h.gauges(ctx, now)
+	h.gauges(now)
+	return nil
 }
 
 // totals are what begin read: the runs and attempts stored, counted by
@@ -125,6 +141,8 @@ type totals struct {
 	open     []runRow
 	attempts []attemptCount
 	running  []attemptRow
+	// gateWaits counts the gate waits of the open runs.
+	gateWaits float64
 }
 
 // runCount is how many runs have a pipeline, trigger, status and SLA.
@@ -165,11 +183,13 @@ func (h *history) begin(ctx context.Context, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		if t.open, err = readRuns(ctx, q, "STATUS IN ("+records.SQL(records.RunQueued, records.RunInProgress)+")", nil); err != nil {
+		if t.open, err = readRuns(ctx, q, openStatus, nil); err != nil {
 			return err
 		}
-		err = scan(ctx, q, `SELECT t.TASK_ID, a.STATUS, CASE WHEN a.NOT_BEFORE IS NULL THEN 0 ELSE 1 END, COUNT(*)
-			FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID GROUP BY t.TASK_ID, a.STATUS, 3`, nil,
+		if err := q.QueryRowContext(ctx, "SELECT COUNT(*) "+gateWaitsOf("AUD_PIPELINES_RUN_LOG")).Scan(&t.gateWaits); err != nil {
+			return err
+		}
+		err = scan(ctx, q, "SELECT t.TASK_ID, a.STATUS, "+retried+", COUNT(*) FROM "+attempts+" GROUP BY t.TASK_ID, a.STATUS, 3", nil,
 			func(s scanner) error {
 				var c attemptCount
 				err := s.Scan(&c.a.taskID, &c.a.status, &c.a.retry, &c.n)
@@ -226,106 +246,129 @@ func (h *history) begin(ctx context.Context, now time.Time) error {
 	for _, x := range tails {
 		x.tail.begin(x.high, x.recent, now)
 	}
+	h.gateWaits = t.gateWaits
 	return nil
 }
 
-// catchUp reads the runs and attempts added, reopened or still open since
-// the last read.
+// The parts of the rows catchUp reads: what the first column says a row is.
+const (
+	partRun          = 1 // a run added, open when last read, or reopened since
+	partIntervention = 2 // an intervention added (only its id is read)
+	partAttempt      = 3 // an attempt added or open when last read
+	partGateWaits    = 4 // how many gate waits of open runs wait
+)
+
+// change is a row catchUp reads: a run's columns as a runRow's, an
+// attempt's as an attemptRow's (ref its task), a count as id.
+type change struct {
+	part        int
+	id, ref     int64
+	trigger     sql.NullString
+	status, sla sql.NullString
+	start, end  engine.Time
+	retry       bool
+}
+
+// changes returns the statement that reads what changed since the last
+// read, with its arguments: the runs above the tail or in its gaps, the
+// open runs, the runs reopened by an intervention added, the interventions
+// added, the attempts added and the open ones, and the gate waits of the
+// runs open now (every run open now is one of those read). A run may be
+// read twice: open and reopened. The ids bind as one argument per set
+// (engine.InIDs), so that its text never changes.
+func (h *history) changes() (string, []any) {
+	var args []any
+	var newRuns, open, reopened, interventions, newAttempts, running string
+	args, newRuns = h.runs.where(h.db, args, "r.PIPELINE_RUN_ID")
+	args, open = h.db.InIDs(args, "r.PIPELINE_RUN_ID", slices.Collect(maps.Keys(h.openRuns)))
+	args, reopened = h.reopens.where(h.db, args, "i.INTERVENTION_ID")
+	args, interventions = h.reopens.where(h.db, args, "INTERVENTION_ID")
+	args, newAttempts = h.attempts.where(h.db, args, "a.ATTEMPT_ID")
+	args, running = h.db.InIDs(args, "a.ATTEMPT_ID", slices.Collect(maps.Keys(h.open)))
+	return fmt.Sprintf(`WITH runs AS (
+		%s%s OR %s
+		UNION ALL SELECT %s FROM AUD_RUN_INTERVENTIONS i JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = i.PIPELINE_RUN_ID
+		WHERE %s AND i.ACTION = '%s')
+	SELECT %d, PIPELINE_RUN_ID, PIPELINE_ID, TRIGGER_KIND, STATUS, SLA_STATUS, START_DATE, END_DATE, 0 FROM runs
+	UNION ALL SELECT %d, INTERVENTION_ID, 0, NULL, NULL, NULL, NULL, NULL, 0 FROM AUD_RUN_INTERVENTIONS WHERE %s
+	UNION ALL SELECT %d, a.ATTEMPT_ID, t.TASK_ID, NULL, a.STATUS, NULL, a.STARTED_AT, a.ENDED_AT, %s FROM %s WHERE %s OR %s
+	UNION ALL SELECT %d, COUNT(*), 0, NULL, NULL, NULL, NULL, NULL, 0 %s`,
+		runColumns, newRuns, open, runFields, reopened, records.ActionReopen,
+		partRun, partIntervention, interventions, partAttempt, retried, attempts, newAttempts, running,
+		partGateWaits, gateWaitsOf("runs")), args
+}
+
+// catchUp reads, in one statement (changes), the runs and attempts added,
+// reopened or still open since the last read, and counts them. It reads
+// every row before it counts any.
 func (h *history) catchUp(ctx context.Context, now time.Time) error {
-	// New runs.
-	cond, args := h.runs.where("PIPELINE_RUN_ID")
-	added, err := readRuns(ctx, h.db, cond, args)
+	query, args := h.changes()
+	var rows []change
+	err := scan(ctx, h.db, query, args, func(s scanner) error {
+		var c change
+		err := s.Scan(&c.part, &c.id, &c.ref, &c.trigger, &c.status, &c.sla, &c.start, &c.end, &c.retry)
+		rows = append(rows, c)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	fresh := make([]int64, len(added))
-	for i, r := range added {
-		o := &openRun{}
-		h.see(r, o)
-		h.v.runsStarted.WithLabelValues(o.pipeline, o.trigger).Inc()
-		fresh[i] = r.id
-	}
-	h.runs.read(fresh, now)
-	// Runs reopened: their next ending counts too; their SLA is never
-	// measured again.
-	cond, args = h.reopens.where("INTERVENTION_ID")
-	type intervention struct {
-		id, run int64
-		action  string
-	}
-	var ivs []intervention
-	err = scan(ctx, h.db, "SELECT INTERVENTION_ID, PIPELINE_RUN_ID, ACTION FROM AUD_RUN_INTERVENTIONS WHERE "+cond, args,
-		func(s scanner) error {
-			var iv intervention
-			err := s.Scan(&iv.id, &iv.run, &iv.action)
-			ivs = append(ivs, iv)
-			return err
-		})
-	if err != nil {
-		return err
-	}
-	seen := make([]int64, len(ivs))
-	for i, iv := range ivs {
-		seen[i] = iv.id
-		if _, open := h.openRuns[iv.run]; iv.action == records.ActionReopen && !open && !slices.Contains(fresh, iv.run) {
-			h.openRuns[iv.run] = &openRun{breachCounted: true}
+	var fresh, freshAttempts, interventions []int64
+	goneRuns, goneAttempts := set(slices.Collect(maps.Keys(h.openRuns))), set(slices.Collect(maps.Keys(h.open)))
+	seen := map[int64]bool{}
+	for _, c := range rows {
+		switch c.part {
+		case partRun:
+			if seen[c.id] {
+				continue
+			}
+			seen[c.id] = true
+			r := runRow{id: c.id, pipelineID: c.ref, trigger: c.trigger.String, status: records.RunStatus(c.status.String),
+				sla: c.sla, start: c.start, end: c.end}
+			o, open := h.openRuns[r.id]
+			switch {
+			case h.runs.unread(r.id):
+				o = &openRun{}
+				h.see(r, o)
+				h.v.runsStarted.WithLabelValues(o.pipeline, o.trigger).Inc()
+				fresh = append(fresh, r.id)
+			case open:
+				delete(goneRuns, r.id)
+				h.see(r, o)
+			default:
+				// Reopened: its next ending counts too; its SLA is never
+				// measured again.
+				h.see(r, &openRun{breachCounted: true})
+			}
+		case partIntervention:
+			interventions = append(interventions, c.id)
+		case partAttempt:
+			a := attemptRow{id: c.id, taskID: c.ref, status: records.AttemptStatus(c.status.String), retry: c.retry,
+				started: c.start, ended: c.end}
+			l := h.open[a.id]
+			if h.attempts.unread(a.id) {
+				l = h.task(a.taskID)
+				if a.retry {
+					h.v.attemptsRetried.WithLabelValues(l.pipeline, l.handler).Inc()
+				}
+				freshAttempts = append(freshAttempts, a.id)
+			} else {
+				delete(goneAttempts, a.id)
+			}
+			h.seeAttempt(a, l)
+		case partGateWaits:
+			h.gateWaits = float64(c.id)
 		}
 	}
-	h.reopens.read(seen, now)
-	// Runs still open.
-	asked := slices.Collect(maps.Keys(h.openRuns))
-	var still []runRow
-	for chunk := range slices.Chunk(asked, inChunk) {
-		cond, args := in("PIPELINE_RUN_ID", chunk)
-		rows, err := readRuns(ctx, h.db, cond, args)
-		if err != nil {
-			return err
-		}
-		still = append(still, rows...)
-	}
-	gone := set(asked)
-	for _, r := range still {
-		delete(gone, r.id)
-		h.see(r, h.openRuns[r.id])
-	}
-	for id := range gone {
+	for id := range goneRuns {
 		delete(h.openRuns, id)
 	}
-	// New attempts.
-	cond, args = h.attempts.where("a.ATTEMPT_ID")
-	started, err := readAttempts(ctx, h.db, cond, args)
-	if err != nil {
-		return err
-	}
-	fresh = make([]int64, len(started))
-	for i, a := range started {
-		l := h.task(a.taskID)
-		if a.retry {
-			h.v.attemptsRetried.WithLabelValues(l.pipeline, l.handler).Inc()
-		}
-		h.seeAttempt(a, l)
-		fresh[i] = a.id
-	}
-	h.attempts.read(fresh, now)
-	// Attempts still open.
-	asked = slices.Collect(maps.Keys(h.open))
-	var running []attemptRow
-	for chunk := range slices.Chunk(asked, inChunk) {
-		cond, args := in("a.ATTEMPT_ID", chunk)
-		rows, err := readAttempts(ctx, h.db, cond, args)
-		if err != nil {
-			return err
-		}
-		running = append(running, rows...)
-	}
-	gone = set(asked)
-	for _, a := range running {
-		delete(gone, a.id)
-		h.seeAttempt(a, h.open[a.id])
-	}
-	for id := range gone {
+	for id := range goneAttempts {
 		delete(h.open, id)
 	}
+	h.runs.read(fresh, now)
+	h.reopens.read(interventions, now)
+	h.attempts.read(freshAttempts, now)
 	return nil
 }
 
@@ -366,7 +409,7 @@ func (h *history) seeAttempt(a attemptRow, l taskLabels) {
 }
 
 // gauges sets the queue's and the gates' gauges from the open runs.
-func (h *history) gauges(ctx context.Context, now time.Time) error {
+func (h *history) gauges(now time.Time) {
 	var queued, running float64
 	var oldest time.Time
 	for _, o := range h.openRuns {
@@ -387,18 +430,7 @@ func (h *history) gauges(ctx context.Context, now time.Time) error {
 		age = max(now.Sub(oldest).Seconds(), 0)
 	}
 	h.v.oldestQueued.Set(age)
-	var waits float64
-	for chunk := range slices.Chunk(slices.Collect(maps.Keys(h.openRuns)), inChunk) {
-		cond, args := in("PIPELINE_RUN_ID", chunk)
-		var n float64
-		if err := h.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM AUD_GATE_WAITS WHERE NEXT_CHECK_AT IS NOT NULL AND "+cond,
-			args...).Scan(&n); err != nil {
-			return err
-		}
-		waits += n
-	}
-	h.v.gateWaits.Set(waits)
-	return nil
+	h.v.gateWaits.Set(h.gateWaits)
 }
 
 // loadLabels reads the labels of every pipeline and task.
@@ -479,16 +511,6 @@ func ids(ctx context.Context, q engine.Querier, query string, args ...any) ([]in
 		return err
 	})
 	return out, err
-}
-
-// in is the condition that col is one of the ids, numbered from $1.
-func in(col string, ids []int64) (string, []any) {
-	marks := make([]string, len(ids))
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		marks[i], args[i] = "$"+strconv.Itoa(i+1), id
-	}
-	return col + " IN (" + strings.Join(marks, ", ") + ")", args
 }
 
 // set is a set of ids.
