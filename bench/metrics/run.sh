@@ -10,7 +10,8 @@
 # reports medians over the rounds:
 #   off-ms/task, metrics-ms/task, on-ms/task  the engine's time per task
 #   metrics-%, overhead-%    of the per-round ratios metrics / off - 1 and
-#                            on / off - 1
+#                            on / off - 1 of the wall times
+#   cpu-metrics-%, cpu-overhead-%  the same of the CPU time the process used
 # BenchmarkScrape scrapes the metrics of an Engine DB holding 1,000
 # pipelines with a run each, through the server's handler:
 #   first-ms                 the first scrape, which counts every run stored
