@@ -203,12 +203,14 @@ func (h *history) begin(ctx context.Context, now time.Time) error {
 			return err
 		}
 		for i := range tails {
+			// The ids near the highest, which is among them.
 			x := &tails[i]
-			if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX("+x.id+"), 0) FROM "+x.table).Scan(&x.high); err != nil {
+			if x.recent, err = ids(ctx, q, "SELECT "+x.id+" FROM "+x.table+" WHERE "+x.id+" > (SELECT COALESCE(MAX("+x.id+"), 0) FROM "+
+				x.table+") - $1", maxGaps); err != nil {
 				return err
 			}
-			if x.recent, err = ids(ctx, q, "SELECT "+x.id+" FROM "+x.table+" WHERE "+x.id+" > $1", x.high-maxGaps); err != nil {
-				return err
+			if len(x.recent) > 0 {
+				x.high = slices.Max(x.recent)
 			}
 		}
 		return nil
