@@ -253,11 +253,11 @@ func (q *queries) Observe(op engine.Operation, _ time.Duration, _ error) {
 	}
 }
 
-// After the first read, a read of the Engine DB is one query, whether
-// anything changed or not; the gauges of the queue and of the gates it
-// sets agree with the rows: runs QUEUED and IN-PROGRESS, and the gate
-// waits waiting of those runs only.
-func TestLaterReadsAreOneQuery(t *testing.T) {
+// A read of the Engine DB is one query, whether anything changed or not;
+// the first also reads the labels (two queries). The gauges of the queue
+// and of the gates it sets agree with the rows: runs QUEUED and
+// IN-PROGRESS, and the gate waits waiting of those runs only.
+func TestReadsAreOneQuery(t *testing.T) {
 	t.Parallel()
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
 		t.Parallel()
@@ -309,6 +309,9 @@ func TestLaterReadsAreOneQuery(t *testing.T) {
 			}
 		}
 		gauges("first read", 1, 1, 1)
+		if n := q.n.Load(); n != 5 {
+			t.Errorf("a first read and two later ones sent %d queries, want 5 (1 + 2 for the labels, 1, 1)", n)
+		}
 
 		end(running, records.RunFailed)
 		b.Exec("UPDATE AUD_PIPELINES_RUN_LOG SET STATUS = $2 WHERE PIPELINE_RUN_ID = $1", queued, records.RunInProgress)
