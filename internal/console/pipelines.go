@@ -133,6 +133,19 @@ func slaOf(v report.PipelineView, active *activeRun, last latestRun, now time.Ti
 	return slaView{Status: status, Breached: status == string(records.SLABreached)}
 }
 
+// settle sets the row's last run's status, its state and its SLA state
+// from its last run (the zero latestRun when it never ran).
+func (row *pipelineRow) settle(last latestRun, now time.Time) {
+	row.Last = last.Status
+	row.State = statusOf(row.Last)
+	if row.Active != nil {
+		row.State = statusOf(string(records.RunInProgress))
+	} else if row.Last == "" {
+		row.State.Word = "NEVER RUN"
+	}
+	row.SLA = slaOf(row.PipelineView, row.Active, last, now)
+}
+
 // pipelinesBody is the pipelines page.
 type pipelinesBody struct {
 	Rows    []pipelineRow
@@ -159,10 +172,15 @@ func (c *Console) pipelinesPage(w http.ResponseWriter, r *http.Request, s *sessi
 		c.fail(w, r, s, err)
 		return
 	}
-	latest, err := latestRuns(ctx, c.p.DB)
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
+	// The state filter needs every pipeline's last run; the whole list
+	// (the page most often opened) needs only those of the pipelines it
+	// shows, whose last runs it reads anyway.
+	var latest map[int64]latestRun
+	if filter > 0 {
+		if latest, err = latestRuns(ctx, c.p.DB); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
 	}
 	active, queued, err := activeRuns(ctx, c.p.DB)
 	if err != nil {
@@ -172,19 +190,17 @@ func (c *Console) pipelinesPage(w http.ResponseWriter, r *http.Request, s *sessi
 	text := strings.ToLower(body.Text)
 	var kept []pipelineRow
 	for _, v := range list.Pipelines {
-		row := pipelineRow{PipelineView: v, Last: latest[v.PipelineID].Status, Queued: queued[v.PipelineID]}
+		if text != "" && !strings.Contains(strings.ToLower(v.PipelineCode), text) && !strings.Contains(strings.ToLower(v.PipelineName), text) {
+			continue
+		}
+		row := pipelineRow{PipelineView: v, Queued: queued[v.PipelineID]}
 		if a, ok := active[v.PipelineID]; ok {
 			row.Active = &a
 		}
-		row.State = statusOf(row.Last)
-		if row.Active != nil {
-			row.State = statusOf(string(records.RunInProgress))
-		} else if row.Last == "" {
-			row.State.Word = "NEVER RUN"
+		if latest != nil {
+			row.settle(latest[v.PipelineID], now)
 		}
-		row.SLA = slaOf(v, row.Active, latest[v.PipelineID], now)
-		matches := text == "" || strings.Contains(strings.ToLower(v.PipelineCode), text) || strings.Contains(strings.ToLower(v.PipelineName), text)
-		if matches && pipelineFilters[filter].keep(row) {
+		if pipelineFilters[filter].keep(row) {
 			kept = append(kept, row)
 		}
 	}
@@ -204,12 +220,20 @@ func (c *Console) pipelinesPage(w http.ResponseWriter, r *http.Request, s *sessi
 	}
 	var squares strings.Builder
 	for i := range body.Rows {
+		row := &body.Rows[i]
+		runs := recent[row.PipelineID]
+		if latest == nil {
+			var last latestRun
+			if len(runs) > 0 {
+				last = latestRun{ID: runs[0].ID, Status: string(runs[0].Status), SLAStatus: runs[0].SLAStatus.String}
+			}
+			row.settle(last, now)
+		}
 		squares.Reset()
-		runs := recent[body.Rows[i].PipelineID]
 		for j := len(runs) - 1; j >= 0; j-- {
 			cellOf(runs[j]).writeHTML(&squares)
 		}
-		body.Rows[i].Recent = template.HTML(squares.String())
+		row.Recent = template.HTML(squares.String())
 	}
 	pageURL := func(n int) string {
 		v := url.Values{}
