@@ -88,12 +88,15 @@ func admitTogether(ctx context.Context, db *engine.DB, runs []QueuedRun) ([]int6
 					return err
 				}
 			}
-			if err := admitRun(ctx, tx, r.PipelineID, r.RunID, "", now); err != nil {
+			if err := startRun(ctx, tx, r.PipelineID, r.RunID, "", now); err != nil {
 				return err
 			}
 			out = append(out, r.RunID)
 		}
-		return nil
+		if len(out) == 0 {
+			return nil
+		}
+		return tx.Notify(ctx, engine.EventQueued) // once for the batch
 	})
 	if err != nil {
 		return nil, err

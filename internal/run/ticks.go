@@ -94,21 +94,15 @@ func RecordTicks(ctx context.Context, db *engine.DB, ticks []PlannedTick) ([]Rec
 		out = out[:0]
 		queued := false
 		for _, pt := range ticks {
-			rt := RecordedTick{PlannedTick: pt}
-			var n int
-			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID = $1 AND RUN_KEY = $2",
-				pt.PipelineID, pt.Tick.RunKey).Scan(&n); err != nil {
-				return exit.Wrap(exit.EngineDB, err, "could not read the runs of pipeline id %d", pt.PipelineID)
+			// A key the pipeline has already is a stale transition: the
+			// ticks are planned after the latest one recorded, so only
+			// another process's run has it.
+			id, err := recordTick(ctx, tx, pt)
+			if err != nil {
+				return err
 			}
-			if n == 0 {
-				id, err := recordTick(ctx, tx, pt)
-				if err != nil {
-					return err
-				}
-				rt.RunID, rt.Created = id, true
-				queued = queued || !pt.Tick.Skipped
-			}
-			out = append(out, rt)
+			out = append(out, RecordedTick{PlannedTick: pt, RunID: id, Created: true})
+			queued = queued || !pt.Tick.Skipped
 		}
 		if !queued {
 			return nil

@@ -57,6 +57,15 @@ func insertRun(ctx context.Context, tx *wtx, r newRun) (int64, error) {
 // Another active run of the pipeline makes it stale: the database allows
 // one.
 func admitRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, now time.Time) error {
+	if err := startRun(ctx, tx, pipelineID, id, owner, now); err != nil || owner != "" {
+		return err
+	}
+	return tx.Notify(ctx, engine.EventQueued)
+}
+
+// startRun is admitRun without the event: a caller that admits many runs
+// in one transaction announces them once.
+func startRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, now time.Time) error {
 	var holder, lease any
 	if owner != "" {
 		holder, lease = owner, tx.TimeArg(now.Add(LeaseDuration))
@@ -71,10 +80,7 @@ func admitRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, 
 		return stale(runsTable, id, "start", "no other "+RunInProgress+" run of the pipeline",
 			fmt.Sprintf("another process started pipeline_run_id=%d", other))
 	}
-	if err := runCAS(ctx, tx, res, err, id, "start", "status QUEUED"); err != nil || owner != "" {
-		return err
-	}
-	return tx.Notify(ctx, engine.EventQueued)
+	return runCAS(ctx, tx, res, err, id, "start", "status QUEUED")
 }
 
 // activeRunOf returns the IN-PROGRESS run of the pipeline, 0 when none.

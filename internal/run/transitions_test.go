@@ -62,7 +62,7 @@ func (l *ledger) queue(taskID int64, notBefore *time.Time) (queued, error) {
 	var q queued
 	err := l.tx(func(tx *wtx) error {
 		var err error
-		q, err = queueAttempt(context.Background(), tx, l.run, taskID, notBefore, time.Now())
+		q, err = queueAttempt(context.Background(), tx, l.run, taskID, queueing{notBefore: notBefore}, time.Now())
 		return err
 	})
 	return q, err
