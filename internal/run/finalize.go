@@ -52,10 +52,7 @@ func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, ow
 		if breach, err = recordSLA(ctx, tx, g.Pipeline, r, now, true); err != nil {
 			return err
 		}
-		if sla, err = runSLA(ctx, tx, r.ID); err != nil {
-			return err
-		}
-		if err := finishRun(ctx, tx, r.ID, owner, runEnding{Status: status}, now); err != nil {
+		if sla, err = finishRun(ctx, tx, r.ID, owner, runEnding{Status: status}, now); err != nil {
 			return err
 		}
 		if err := fault.Point("pipeline.before_consumption"); err != nil {

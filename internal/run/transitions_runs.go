@@ -140,26 +140,33 @@ type runEnding struct {
 // finishRun ends an IN-PROGRESS run held by owner ("" for a run nobody
 // holds) while no attempt of it is claimed or running. The engine ends it
 // (ENDED_BY is the SYSTEM actor) and gives up the lease. A successful end of
-// a reopened run publishes its repair (gate.PublishRepair).
-func finishRun(ctx context.Context, tx *wtx, id int64, owner string, e runEnding, now time.Time) error {
+// a reopened run publishes its repair (gate.PublishRepair). It returns the
+// SLA status recorded on the run: MET, BREACHED, or "" while undecided or
+// without an SLA.
+func finishRun(ctx context.Context, tx *wtx, id int64, owner string, e runEnding, now time.Time) (string, error) {
 	switch e.Status {
 	case RunSuccess, RunFailed, RunSkipped, RunCancelled:
 	default:
-		return stale(runsTable, id, "finish", "an ending status", e.Status)
+		return "", stale(runsTable, id, "finish", "an ending status", e.Status)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
+	var sla sql.NullString
+	var pending string
+	err := tx.QueryRowContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
 		SET STATUS = $2, END_DATE = $3, ENDED_BY = $4, ENDED_BY_KIND = $5, OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL
 		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $6 AND COALESCE(OWNER_ID, '') = $7
 		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID
-			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($8, $9))`,
+			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($8, $9))
+		RETURNING SLA_STATUS, REPAIR_PENDING`,
 		id, e.Status, tx.TimeArg(now), actor.SystemActor.Name, string(actor.SystemActor.Kind),
-		RunInProgress, owner, AttemptClaimed, AttemptRunning)
-	if err := runCAS(ctx, tx, res, err, id, "finish",
+		RunInProgress, owner, AttemptClaimed, AttemptRunning).Scan(&sla, &pending)
+	if err := runCAS(ctx, tx, nil, err, id, "finish",
 		fmt.Sprintf("status %s owner='%s' and no claimed or running attempt", RunInProgress, owner)); err != nil {
-		return err
+		return "", err
 	}
-	_, err = gate.PublishRepair(ctx, tx.Tx, id)
-	return err
+	if pending == "Y" {
+		_, err = gate.PublishRepair(ctx, tx.Tx, id)
+	}
+	return sla.String, err
 }
 
 // endQueuedRun ends a QUEUED run that was never admitted: SKIPPED when its
@@ -279,12 +286,18 @@ func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, reason stri
 	})
 }
 
-// runCAS turns the result of a run update into nil or the stale error that
+// runCAS turns the result of a run update (errNoRow for an UPDATE …
+// RETURNING that matched no row) into nil or the stale error that
 // describes the row as it is.
 func runCAS(ctx context.Context, tx *wtx, res sql.Result, err error, id int64, action, expected string) error {
-	missed, err := noRow(res, err)
-	if err != nil {
-		return exit.Wrap(exit.EngineDB, err, "could not %s pipeline_run_id=%d in %s", action, id, runsTable)
+	missed := err == errNoRow
+	switch {
+	case missed:
+	case res == nil && err == nil: // an UPDATE … RETURNING that matched
+	default:
+		if missed, err = noRow(res, err); err != nil {
+			return exit.Wrap(exit.EngineDB, err, "could not %s pipeline_run_id=%d in %s", action, id, runsTable)
+		}
 	}
 	if !missed {
 		return nil
