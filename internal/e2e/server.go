@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is a running `etl-craft server` process of the built binary.
+type Server struct {
+	t    testing.TB
+	cmd  *exec.Cmd
+	errs *SyncBuffer
+	done chan struct{}
+	// API is the base URL of its HTTP API, such as http://127.0.0.1:41234.
+	API string
+	// OverseerID is the id it printed as the overseer.
+	OverseerID string
+}
+
+// StartServer starts `etl-craft server` in the project with extra
+// environment variables, and waits until it is the overseer and serves its
+// API (it prints overseer_id=<id> started, then api=<url>). The process is
+// killed when the test ends, if it still runs.
+func (p *Project) StartServer(env ...string) *Server {
+	p.T.Helper()
+	t := p.T
+	cmd := p.Command(env, "server")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{t: t, cmd: cmd, errs: &SyncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = s.errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan [2]string, 1)
+	go func() {
+		r := bufio.NewReader(out)
+		overseer, _ := r.ReadString('\n')
+		api, _ := r.ReadString('\n')
+		started <- [2]string{overseer, api}
+		io.Copy(io.Discard, r)
+	}()
+	go func() { cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-s.done })
+	select {
+	case lines := <-started:
+		id, ok1 := strings.CutPrefix(strings.TrimSpace(lines[0]), "overseer_id=")
+		api, ok2 := strings.CutPrefix(strings.TrimSpace(lines[1]), "api=")
+		if !ok1 || !ok2 || !strings.HasPrefix(api, "http://") {
+			t.Fatalf("the server printed %q; stderr:\n%s", lines[0]+lines[1], s.Stderr())
+		}
+		s.OverseerID, _, _ = strings.Cut(id, " ")
+		s.API = api
+	case <-time.After(Patience):
+		t.Fatalf("the server did not start; stderr:\n%s", s.Stderr())
+	}
+	return s
+}
+
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// Stderr is what the server wrote to stderr so far: its log.
+func (s *Server) Stderr() string { return s.errs.String() }
+
+// Stop sends SIGTERM, waits for the process to end, and returns its exit
+// status.
+func (s *Server) Stop() int {
+	s.t.Helper()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(Patience):
+		s.t.Fatalf("the server did not stop; stderr:\n%s", s.Stderr())
+	}
+	return s.cmd.ProcessState.ExitCode()
+}
+
+// Kill ends the server as a crash would (SIGKILL) and waits for it.
+func (s *Server) Kill() {
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.done
+}
+
+// Exited reports whether the process has ended.
+func (s *Server) Exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Call sends a request to the API path (under /api/v1) with the bearer
+// token (none when empty) and a JSON body (none when empty), and returns
+// the status and the decoded JSON document (nil when the body is not one).
+func (s *Server) Call(token, method, path, body string) (int, map[string]any) {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.API+"/api/v1"+path, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	json.NewDecoder(resp.Body).Decode(&doc)
+	return resp.StatusCode, doc
+}
+
+// Trigger asks the server to run the pipeline (POST
+// /pipelines/{code}/runs) with an operator's token, and returns the run's
+// id; anything but 202 fails the test.
+func (s *Server) Trigger(token, pipeline string) int64 {
+	s.t.Helper()
+	code, doc := s.Call(token, http.MethodPost, "/pipelines/"+pipeline+"/runs", `{"reason": "e2e"}`)
+	id, _ := doc["pipeline_run_id"].(float64)
+	if code != http.StatusAccepted || id == 0 {
+		s.t.Fatalf("triggering %s: %d %v", pipeline, code, doc)
+	}
+	return int64(id)
+}
+
+// Token creates an API token of the role with `etl-craft token create` and
+// returns its value.
+func (p *Project) Token(name, role string) string {
+	p.T.Helper()
+	r := p.OK("token", "create", "--name", name, "--role", role, "--format", "json")
+	var doc struct {
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Value == "" {
+		p.T.Fatalf("token create: %v %q", err, r.Stdout)
+	}
+	return doc.Value
+}
+
+// SyncBuffer is a buffer a running process writes while the test reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// String describes the server for failure messages.
+func (s *Server) String() string { return fmt.Sprintf("etl-craft server pid %d (%s)", s.Pid(), s.API) }
