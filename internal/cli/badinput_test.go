@@ -14,9 +14,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/quickstart"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // badInput is one bad input a user may give, tried against a copy of the
@@ -29,7 +31,7 @@ type badInput struct {
 	engines []engine.Kind
 	// prepare changes the copy before the command: writes files, edits
 	// craft-connector.yml.
-	prepare func(p *project)
+	prepare func(p *e2e.Project)
 	env     []string
 	args    []string
 	code    int
@@ -43,17 +45,17 @@ type badInput struct {
 	// the warehouse must be as they were.
 	changes bool
 	// after checks more once the command ended.
-	after func(t *testing.T, p *project, r result)
+	after func(t *testing.T, p *e2e.Project, r e2e.Result)
 }
 
 // setParameter registers a task parameter of the quickstart pipeline with
 // a project migration, applied.
-func (p *project) setParameter(task, name, value string) {
-	p.t.Helper()
-	p.write("migrations/0004_parameter.sql", fmt.Sprintf(
+func setParameter(p *e2e.Project, task, name, value string) {
+	p.T.Helper()
+	p.Write("migrations/0004_parameter.sql", fmt.Sprintf(
 		"INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE)\n"+
 			"SELECT TASK_ID, '%s', '%s' FROM CFG_TASKS WHERE TASK_CODE = '%s' AND ACTIVE_FLAG = 'Y';\n", name, value, task))
-	p.ok("migrate")
+	p.OK("migrate")
 }
 
 // manyKeys is n unknown keys of the Orchestration section.
@@ -73,8 +75,8 @@ var badInputs = []badInput{
 	// Issue 35 item 1: transaction control in a project migration.
 	{
 		name: "rollback in a migration", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0004_txn.sql",
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_txn.sql",
 				"INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('TX4', 'x', 'FULL');\nROLLBACK;\n")
 		},
 		args: []string{"migrate"}, code: 13,
@@ -82,8 +84,8 @@ var badInputs = []badInput{
 	},
 	{
 		name: "end transaction in a migration", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0004_txn.sql",
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_txn.sql",
 				"INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('TX4', 'x', 'FULL');\n\nEND TRANSACTION;\n")
 		},
 		args: []string{"migrate"}, code: 13,
@@ -91,41 +93,41 @@ var badInputs = []badInput{
 	},
 	{
 		name: "commit and begin mid-file", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0004_txn.sql", "-- two halves\nCREATE TABLE half_one (id INTEGER);\nCOMMIT; BEGIN;\nCREATE TABLE half_two (id INTEGER);\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_txn.sql", "-- two halves\nCREATE TABLE half_one (id INTEGER);\nCOMMIT; BEGIN;\nCREATE TABLE half_two (id INTEGER);\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0004_txn.sql:3: the statement `COMMIT` controls the transaction"},
 	},
 	{
 		name: "savepoint in a migration", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0004_txn.sql", "SAVEPOINT s1;\nCREATE TABLE sp (id INTEGER);\nRELEASE s1;\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_txn.sql", "SAVEPOINT s1;\nCREATE TABLE sp (id INTEGER);\nRELEASE s1;\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0004_txn.sql:1: the statement `SAVEPOINT s1` controls the transaction"},
 	},
 	{
 		name: "vacuum in a migration", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0004_vacuum.sql", "CREATE TABLE v (id INTEGER);\nVACUUM;\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_vacuum.sql", "CREATE TABLE v (id INTEGER);\nVACUUM;\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0004_vacuum.sql:2: the statement `VACUUM` cannot run inside a transaction"},
 	},
 	{
 		name: "a later file refused before an earlier one applies", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0004_fine.sql", "CREATE TABLE fine_one (id INTEGER);\n")
-			p.write("migrations/0005_txn.sql", "CREATE TABLE fine_two (id INTEGER);\nCOMMIT;\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_fine.sql", "CREATE TABLE fine_one (id INTEGER);\n")
+			p.Write("migrations/0005_txn.sql", "CREATE TABLE fine_two (id INTEGER);\nCOMMIT;\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0005_txn.sql:2: the statement `COMMIT` controls the transaction"},
 	},
 	{
 		name: "create index concurrently in a migration", engines: []engine.Kind{engine.Postgres},
-		prepare: func(p *project) {
-			p.write("migrations/0004_index.sql", "CREATE INDEX CONCURRENTLY ix_tasks_code ON CFG_TASKS (TASK_CODE);\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_index.sql", "CREATE INDEX CONCURRENTLY ix_tasks_code ON CFG_TASKS (TASK_CODE);\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0004_index.sql:1: the statement `CREATE INDEX CONCURRENTLY ix_tasks_code ON CFG_TASKS (TASK_CODE)` cannot run inside a transaction"},
@@ -133,10 +135,10 @@ var badInputs = []badInput{
 	// Item 8: migrations out of order, and two files with one number.
 	{
 		name: "a migration added before an applied one", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0005_first.sql", "CREATE TABLE first_t (id INTEGER);\n")
-			p.ok("migrate")
-			p.write("migrations/0004_late.sql", "CREATE TABLE late (id INTEGER);\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0005_first.sql", "CREATE TABLE first_t (id INTEGER);\n")
+			p.OK("migrate")
+			p.Write("migrations/0004_late.sql", "CREATE TABLE late (id INTEGER);\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0004_late.sql sorts before project/0005_first.sql, which is already applied",
@@ -144,25 +146,25 @@ var badInputs = []badInput{
 	},
 	{
 		name: "two migrations with one number", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0003_other.sql", "CREATE TABLE other (id INTEGER);\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0003_other.sql", "CREATE TABLE other (id INTEGER);\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0003_load_rates.sql and project/0003_other.sql share the number 0003", "such as 0004_other.sql"},
 	},
 	{
 		name: "two pending migrations with one number",
-		prepare: func(p *project) {
-			p.write("migrations/0004_a.sql", "CREATE TABLE a (id INTEGER);\n")
-			p.write("migrations/0004_b.sql", "CREATE TABLE b (id INTEGER);\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_a.sql", "CREATE TABLE a (id INTEGER);\n")
+			p.Write("migrations/0004_b.sql", "CREATE TABLE b (id INTEGER);\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0004_a.sql and project/0004_b.sql share the number 0004", "such as 0005_b.sql"},
 	},
 	{
 		name: "doctor names a migration with a number taken",
-		prepare: func(p *project) {
-			p.write("migrations/0002_late.sql", "CREATE TABLE late (id INTEGER);\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0002_late.sql", "CREATE TABLE late (id INTEGER);\n")
 		},
 		args: []string{"doctor"}, code: 1,
 		want: []string{"[FAIL] Engine DB migrations: project/0002_check_orders.sql and project/0002_late.sql share the number 0002"},
@@ -170,14 +172,14 @@ var badInputs = []badInput{
 	// Item 9: empty and comment-only migrations.
 	{
 		name: "an empty migration", engines: bothEngines,
-		prepare: func(p *project) { p.write("migrations/0004_empty.sql", "") },
+		prepare: func(p *e2e.Project) { p.Write("migrations/0004_empty.sql", "") },
 		args:    []string{"migrate"}, code: 13,
 		want: []string{"project/0004_empty.sql holds no statement (it is empty, or only comments)"},
 	},
 	{
 		name: "a comment-only migration", engines: bothEngines,
-		prepare: func(p *project) {
-			p.write("migrations/0004_todo.sql", "-- TODO: add the orders pipeline\n/* later */\n;\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_todo.sql", "-- TODO: add the orders pipeline\n/* later */\n;\n")
 		},
 		args: []string{"migrate"}, code: 13,
 		want: []string{"project/0004_todo.sql holds no statement"},
@@ -185,8 +187,8 @@ var badInputs = []badInput{
 	// Item 10: files that look like migrations but are not read.
 	{
 		name: "a migration with an upper-case extension",
-		prepare: func(p *project) {
-			p.write("migrations/0004_upper.SQL", "CREATE TABLE upper_t (id INTEGER);\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_upper.SQL", "CREATE TABLE upper_t (id INTEGER);\n")
 		},
 		args: []string{"migrate"}, code: 0,
 		want: []string{"level=WARN", "0004_upper.SQL is not read: only names ending in .sql, in lower case, are migrations; rename it to 0004_upper.sql",
@@ -194,8 +196,8 @@ var badInputs = []badInput{
 	},
 	{
 		name: "doctor names a file that is not read",
-		prepare: func(p *project) {
-			p.write("migrations/0004_upper.SQL", "CREATE TABLE upper_t (id INTEGER);\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_upper.SQL", "CREATE TABLE upper_t (id INTEGER);\n")
 		},
 		args: []string{"doctor"}, code: 0,
 		want: []string{"[WARN] Migrations folder: ", "0004_upper.SQL is not read"},
@@ -203,8 +205,8 @@ var badInputs = []badInput{
 	// Item 3: the value of a variable named where a plain value belongs.
 	{
 		name: "a secret as the time zone",
-		prepare: func(p *project) {
-			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Timezone: MAIL_SECRET\n")
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Timezone: MAIL_SECRET\n")
 		},
 		env:  []string{"MAIL_SECRET=topsecretvalue123"},
 		args: []string{"list"}, code: 3,
@@ -213,7 +215,7 @@ var badInputs = []badInput{
 	},
 	{
 		name:    "a secret as the number of parallel tasks",
-		prepare: func(p *project) { p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: MAIL_SECRET\n") },
+		prepare: func(p *e2e.Project) { p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: MAIL_SECRET\n") },
 		env:     []string{"MAIL_SECRET=topsecretvalue123"},
 		args:    []string{"doctor"}, code: 3,
 		want:  []string{"craft-connector.yml:10: Orchestration.Max_parallel_tasks: must be a whole number of at least 1; got '<value of MAIL_SECRET>'"},
@@ -221,8 +223,8 @@ var badInputs = []badInput{
 	},
 	{
 		name: "a secret as the API address",
-		prepare: func(p *project) {
-			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Api_address: MAIL_SECRET\n")
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Api_address: MAIL_SECRET\n")
 		},
 		env:  []string{"MAIL_SECRET=top:secret:value123"},
 		args: []string{"list"}, code: 3,
@@ -231,8 +233,8 @@ var badInputs = []badInput{
 	},
 	{
 		name: "a secret as the mail port",
-		prepare: func(p *project) {
-			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Email:\n    host: smtp.example.com\n    port: MAIL_SECRET\n    from_address: etl@example.com\n")
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Email:\n    host: smtp.example.com\n    port: MAIL_SECRET\n    from_address: etl@example.com\n")
 		},
 		env:  []string{"MAIL_SECRET=topsecretvalue123"},
 		args: []string{"list"}, code: 3,
@@ -242,40 +244,40 @@ var badInputs = []badInput{
 	// Item 11: YAML syntax errors at their line, and a byte that is not UTF-8.
 	{
 		name:    "a flow mapping left open",
-		prepare: func(p *project) { p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: {4\n") },
+		prepare: func(p *e2e.Project) { p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: {4\n") },
 		args:    []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml:10: this is not valid YAML: did not find expected ',' or '}' on line 13, inside the flow mapping { … } that starts here"},
 	},
 	{
 		name:    "a bad indent",
-		prepare: func(p *project) { p.editConfig("    schema: main\n\nWarehouse", "   schema: main\n\nWarehouse") },
+		prepare: func(p *e2e.Project) { p.EditConfig("    schema: main\n\nWarehouse", "   schema: main\n\nWarehouse") },
 		args:    []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml:15: this is not valid YAML: did not find expected key"},
 	},
 	{
 		name:    "a byte that is not UTF-8",
-		prepare: func(p *project) { p.editConfig("  Mode: local\n", "  Mode: local\n  Name: caf\xe9\n") },
+		prepare: func(p *e2e.Project) { p.EditConfig("  Mode: local\n", "  Mode: local\n  Name: caf\xe9\n") },
 		args:    []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml:10: this is not UTF-8 text: the byte 0xe9 in column 12 is not; save the file as UTF-8"},
 	},
 	// Item 12: very many unknown keys.
 	{
 		name: "sixty thousand unknown keys",
-		prepare: func(p *project) {
-			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(60000))
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(60000))
 		},
 		args: []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml:11: Orchestration: unknown key 'Key_0'", "'Key_19' and 59980 more; the keys read here are Mode"},
-		after: func(t *testing.T, p *project, r result) {
-			if len(r.stderr) > 2000 {
-				t.Errorf("the message is %d bytes long", len(r.stderr))
+		after: func(t *testing.T, p *e2e.Project, r e2e.Result) {
+			if len(r.Stderr) > 2000 {
+				t.Errorf("the message is %d bytes long", len(r.Stderr))
 			}
 		},
 	},
 	{
 		name: "a configuration file of eleven megabytes",
-		prepare: func(p *project) {
-			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(700000))
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n"+manyKeys(700000))
 		},
 		args: []string{"list"}, code: 3,
 		want: []string{"craft-connector.yml is 11089", "bytes, more than the 1048576 a craft-connector.yml may have"},
@@ -283,20 +285,20 @@ var badInputs = []badInput{
 	// Item 5: durations too long for a duration.
 	{
 		name:    "a task timeout of ten billion seconds",
-		prepare: func(p *project) { p.setParameter("load_orders", "TASK_TIMEOUT_SECONDS", "10000000000") },
+		prepare: func(p *e2e.Project) { setParameter(p, "load_orders", "TASK_TIMEOUT_SECONDS", "10000000000") },
 		args:    []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 4,
 		want: []string{"QUICKSTART_SALES.load_orders: CFG_TASK_PARAMETERS TASK_TIMEOUT_SECONDS must be a whole number from 0 to 2147483647; got '10000000000'"},
 	},
 	{
 		name:    "a retry delay of ten billion seconds",
-		prepare: func(p *project) { p.setParameter("load_orders", "RETRY_DELAY_SECONDS", "10000000000") },
+		prepare: func(p *e2e.Project) { setParameter(p, "load_orders", "RETRY_DELAY_SECONDS", "10000000000") },
 		args:    []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 4,
 		want: []string{"QUICKSTART_SALES.load_orders: CFG_TASK_PARAMETERS RETRY_DELAY_SECONDS must be a whole number from 0 to 2147483647; got '10000000000'"},
 	},
 	{
 		name: "a task timeout too long in the configuration file",
-		prepare: func(p *project) {
-			p.editConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Task_timeout_seconds: 10000000000\n")
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("  Max_parallel_tasks: 4\n", "  Max_parallel_tasks: 4\n  Task_timeout_seconds: 10000000000\n")
 		},
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 3,
 		want: []string{"craft-connector.yml:11: Orchestration.Task_timeout_seconds: must be a whole number from 0 to 2147483647; got '10000000000'"},
@@ -320,16 +322,16 @@ var badInputs = []badInput{
 	// Item 7: a warehouse file that cannot be opened or created.
 	{
 		name: "a warehouse in a folder that does not exist",
-		prepare: func(p *project) {
-			p.editConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
 		},
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
 		want: []string{"could not open the DuckDB warehouse", "nofolder/warehouse.duckdb", "No such file or directory"},
 	},
 	{
 		name: "doctor on a warehouse in a folder that does not exist",
-		prepare: func(p *project) {
-			p.editConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:nofolder/warehouse.duckdb")
 		},
 		args: []string{"doctor"}, code: 1,
 		want: []string{"[FAIL] Warehouse connection: DuckDB, ", "nofolder/warehouse.duckdb does not exist yet, and the first run cannot create it: its folder ",
@@ -337,30 +339,34 @@ var badInputs = []badInput{
 	},
 	{
 		name: "a warehouse file that is not DuckDB's",
-		prepare: func(p *project) {
-			p.write("garbage.duckdb", "not a database\n")
-			p.editConfig("warehouse.duckdb\n", "garbage.duckdb\n")
+		prepare: func(p *e2e.Project) {
+			p.Write("garbage.duckdb", "not a database\n")
+			p.EditConfig("warehouse.duckdb\n", "garbage.duckdb\n")
 		},
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
 		want: []string{"garbage.duckdb", "is not a valid DuckDB database file"},
 	},
 	{
-		name:    "a warehouse in a folder no file can be made in",
-		prepare: func(p *project) { p.editConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb") },
-		args:    []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
+		name: "a warehouse in a folder no file can be made in",
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb")
+		},
+		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 11,
 		want: []string{"could not open the DuckDB warehouse /sys/warehouse.duckdb", "Permission denied"},
 	},
 	{
-		name:    "doctor on a warehouse in a folder no file can be made in",
-		prepare: func(p *project) { p.editConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb") },
-		args:    []string{"doctor"}, code: 1,
+		name: "doctor on a warehouse in a folder no file can be made in",
+		prepare: func(p *e2e.Project) {
+			p.EditConfig("jdbc:duckdb:warehouse.duckdb", "jdbc:duckdb:/sys/warehouse.duckdb")
+		},
+		args: []string{"doctor"}, code: 1,
 		want: []string{"[FAIL] Warehouse connection: DuckDB, /sys/warehouse.duckdb does not exist yet, and the first run cannot create it: no file can be created in its folder /sys"},
 	},
 	// Item 4: the warehouse file removed while a task writes it.
 	{
 		name: "the warehouse file removed while a task writes it",
-		prepare: func(p *project) {
-			p.write("ingestion_scripts/load_exchange_rates.py", `import os
+		prepare: func(p *e2e.Project) {
+			p.Write("ingestion_scripts/load_exchange_rates.py", `import os
 
 from etl_craft.scripting import ScriptResult, ScriptTask
 
@@ -375,8 +381,8 @@ def run(task: ScriptTask) -> ScriptResult:
 		args: []string{"run", "--pipeline_code", "QUICKSTART_SALES"}, code: 1,
 		want:    []string{"load_exchange_rates (FAILED)", "warehouse.duckdb is gone: it was removed while it was open, and what was written to it since is lost"},
 		changes: true,
-		after: func(t *testing.T, p *project, r result) {
-			db := p.db()
+		after: func(t *testing.T, p *e2e.Project, r e2e.Result) {
+			db := p.DB()
 			status := enginetest.Rows(t, db, `SELECT a.STATUS FROM AUD_TASK_ATTEMPTS a
 				JOIN AUD_TASK_RUN_LOG tr ON tr.TASK_RUN_ID = a.TASK_RUN_ID JOIN CFG_TASKS t ON t.TASK_ID = tr.TASK_ID
 				WHERE t.TASK_CODE = 'load_exchange_rates' AND tr.PIPELINE_RUN_ID = 2`)
@@ -388,8 +394,8 @@ def run(task: ScriptTask) -> ScriptResult:
 	// Item 14: a dependency on a task of a retired pipeline.
 	{
 		name: "a dependency on a task of a retired pipeline",
-		prepare: func(p *project) {
-			p.write("migrations/0004_xdep.sql", `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('OLDP', 'Old', 'FULL');
+		prepare: func(p *e2e.Project) {
+			p.Write("migrations/0004_xdep.sql", `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('OLDP', 'Old', 'FULL');
 INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER)
 SELECT 'extract', 'ETL', PIPELINE_ID, 'SQL' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'OLDP';
 INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('XDEP', 'Cross', 'FULL');
@@ -402,7 +408,7 @@ JOIN CFG_TASKS e ON e.TASK_CODE = 'extract'
 WHERE x.PIPELINE_CODE = 'XDEP';
 UPDATE CFG_PIPELINES SET ACTIVE_FLAG = 'N' WHERE PIPELINE_CODE = 'OLDP';
 `)
-			p.ok("migrate")
+			p.OK("migrate")
 		},
 		args: []string{"run", "--pipeline_code", "XDEP"}, code: 8,
 		want: []string{"XDEP.report depends on task id 8 (CFG_TASK_DEPENDENCY id 8), which is OLDP.extract, a task of the retired pipeline OLDP, not of XDEP"},
@@ -426,24 +432,24 @@ func TestBadInput(t *testing.T) {
 				if c.prepare != nil {
 					c.prepare(p)
 				}
-				before := p.snapshot()
-				r := p.run(c.env, c.args...)
-				out := r.stdout + r.stderr
-				if r.code != c.code {
-					t.Fatalf("etl-craft %s exited %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), r.code, c.code, r.stdout, r.stderr)
+				before := snapshot(p)
+				r := p.Run(c.env, c.args...)
+				out := r.Stdout + r.Stderr
+				if r.Code != c.code {
+					t.Fatalf("etl-craft %s exited %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), r.Code, c.code, r.Stdout, r.Stderr)
 				}
 				for _, w := range c.want {
 					if !strings.Contains(out, w) {
-						t.Errorf("the output lacks %q:\nstdout:\n%s\nstderr:\n%s", w, r.stdout, r.stderr)
+						t.Errorf("the output lacks %q:\nstdout:\n%s\nstderr:\n%s", w, r.Stdout, r.Stderr)
 					}
 				}
 				for _, n := range c.never {
 					if strings.Contains(out, n) {
-						t.Errorf("the output holds %q:\nstdout:\n%s\nstderr:\n%s", n, r.stdout, r.stderr)
+						t.Errorf("the output holds %q:\nstdout:\n%s\nstderr:\n%s", n, r.Stdout, r.Stderr)
 					}
 				}
 				if !c.changes {
-					if gone, added := diffLines(before, p.snapshot()); len(gone)+len(added) > 0 {
+					if gone, added := diffLines(before, snapshot(p)); len(gone)+len(added) > 0 {
 						t.Errorf("the command changed the databases:\nrows gone:\n%s\nrows added:\n%s",
 							strings.Join(gone, "\n"), strings.Join(added, "\n"))
 					}
@@ -476,7 +482,7 @@ type quickstartFixture struct {
 // copyOf returns a copy of the quickstart project on an Engine DB of the
 // kind: the project's files, and a copy of its Engine DB (the SQLite file,
 // or a PostgreSQL database of its own made from the template).
-func (q *quickstarts) copyOf(t *testing.T, kind engine.Kind) *project {
+func (q *quickstarts) copyOf(t *testing.T, kind engine.Kind) *e2e.Project {
 	t.Helper()
 	q.mu.Lock()
 	f := q.made[kind]
@@ -489,13 +495,13 @@ func (q *quickstarts) copyOf(t *testing.T, kind engine.Kind) *project {
 	if f.err != nil {
 		t.Fatalf("setting up the quickstart project: %v", f.err)
 	}
-	p := &project{t: t, dir: t.TempDir(), kind: kind}
-	copyTree(t, f.dir, p.dir)
+	p := &e2e.Project{T: t, Dir: t.TempDir(), Pair: e2e.Pair{Engine: kind, Warehouse: warehouse.DuckDB}}
+	copyTree(t, f.dir, p.Dir)
 	if kind == engine.SQLite {
-		p.opts = engine.Options{Kind: engine.SQLite, Path: filepath.Join(p.dir, "etl-craft-engine.db")}
+		p.Engine = engine.Options{Kind: engine.SQLite, Path: filepath.Join(p.Dir, "etl-craft-engine.db")}
 		return p
 	}
-	p.usePostgres(enginetest.NewPGDatabaseFrom(t, f.database))
+	usePostgres(p, enginetest.NewPGDatabaseFrom(t, f.database))
 	return p
 }
 
@@ -506,16 +512,16 @@ func (f *quickstartFixture) make(t *testing.T, kind engine.Kind) error {
 	if _, err := quickstart.Write(f.dir); err != nil {
 		return err
 	}
-	p := &project{t: t, dir: f.dir, kind: kind}
+	p := &e2e.Project{T: t, Dir: f.dir, Pair: e2e.Pair{Engine: kind, Warehouse: warehouse.DuckDB}}
 	if kind == engine.Postgres {
 		raw := enginetest.NewPGDatabase(t)
 		u, _ := url.Parse(raw)
 		f.database = strings.TrimPrefix(u.Path, "/")
-		p.usePostgres(raw)
+		usePostgres(p, raw)
 	}
 	for _, args := range [][]string{{"setup"}, {"run", "--pipeline_code", quickstart.Pipeline}} {
-		if r := p.run(nil, args...); r.code != 0 {
-			return fmt.Errorf("etl-craft %s exited %d:\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		if r := p.Run(nil, args...); r.Code != 0 {
+			return fmt.Errorf("etl-craft %s exited %d:\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	return nil
@@ -523,20 +529,20 @@ func (f *quickstartFixture) make(t *testing.T, kind engine.Kind) error {
 
 // usePostgres points the project's Engine DB at the PostgreSQL database raw
 // (an administrator URL), its password in ENGINE_SECRET.
-func (p *project) usePostgres(raw string) {
-	p.t.Helper()
+func usePostgres(p *e2e.Project, raw string) {
+	p.T.Helper()
 	u, _ := url.Parse(raw)
 	pw, _ := u.User.Password()
-	yml, err := os.ReadFile(filepath.Join(p.dir, "craft-connector.yml"))
+	yml, err := os.ReadFile(filepath.Join(p.Dir, "craft-connector.yml"))
 	if err != nil {
-		p.t.Fatal(err)
+		p.T.Fatal(err)
 	}
 	engineBlock := regexp.MustCompile(`(?m)^    jdbc_url: jdbc:(sqlite|postgresql):.*\n    schema: .*(\n    auth_mode: .*\n    user: .*\n    secret: .*)?$`)
-	p.write("craft-connector.yml", engineBlock.ReplaceAllLiteralString(string(yml), fmt.Sprintf(
+	p.Write("craft-connector.yml", engineBlock.ReplaceAllLiteralString(string(yml), fmt.Sprintf(
 		"    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: public\n    auth_mode: password\n    user: %s\n    secret: ENGINE_SECRET",
 		u.Host, u.Path, u.User.Username())))
-	p.env = []string{"ENGINE_SECRET=" + pw}
-	p.opts = engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}
+	p.Env = []string{"ENGINE_SECRET=" + pw}
+	p.Engine = engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}
 }
 
 // copyTree copies the files of one folder into another, leaving out the
@@ -570,36 +576,36 @@ func copyTree(t *testing.T, from, to string) {
 // Engine DB table but AUD_ACTIONS (a refused request may be recorded, and
 // its clone change-log entry with it), and every warehouse table with its
 // row count.
-func (p *project) snapshot() []string {
-	p.t.Helper()
+func snapshot(p *e2e.Project) []string {
+	p.T.Helper()
 	var out []string
-	db := p.db()
+	db := p.DB()
 	defer db.Close()
 	tables, err := db.Tables(context.Background())
 	if err != nil {
-		p.t.Fatal(err)
+		p.T.Fatal(err)
 	}
 	for _, table := range tables {
 		if strings.EqualFold(table, "AUD_ACTIONS") {
 			continue
 		}
-		for _, row := range enginetest.Rows(p.t, db, "SELECT * FROM "+table) {
+		for _, row := range enginetest.Rows(p.T, db, "SELECT * FROM "+table) {
 			if !strings.Contains(row, "|AUD_ACTIONS|") {
 				out = append(out, table+": "+row)
 			}
 		}
 	}
-	file := filepath.Join(p.dir, "warehouse.duckdb")
+	file := filepath.Join(p.Dir, "warehouse.duckdb")
 	if _, err := os.Stat(file); err != nil {
 		return append(out, "no warehouse file")
 	}
 	wh, err := sql.Open("duckdb", file+"?access_mode=read_only")
 	if err != nil {
-		p.t.Fatal(err)
+		p.T.Fatal(err)
 	}
 	defer wh.Close()
-	for _, table := range enginetest.Rows(p.t, wh, "SELECT table_schema || '.' || table_name FROM information_schema.tables") {
-		out = append(out, "warehouse "+table+": "+enginetest.Rows(p.t, wh, "SELECT count(*) FROM "+table)[0]+" rows")
+	for _, table := range enginetest.Rows(p.T, wh, "SELECT table_schema || '.' || table_name FROM information_schema.tables") {
+		out = append(out, "warehouse "+table+": "+enginetest.Rows(p.T, wh, "SELECT count(*) FROM "+table)[0]+" rows")
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/mail/mailtest"
 )
@@ -23,7 +24,7 @@ var demoSchemas = []string{"lnd", "prs", "ds", "cdc", "pre_dm", "dm"}
 // testdata/support-insights (the reference's demo project in shape), on an
 // Engine DB of the kind and a DuckDB warehouse file not made yet; extra is
 // added to the Orchestration section.
-func newDemo(t *testing.T, kind engine.Kind, extra string) *project {
+func newDemo(t *testing.T, kind engine.Kind, extra string) *e2e.Project {
 	t.Helper()
 	p := newProject(t, kind, "")
 	src := filepath.Join("testdata", "support-insights")
@@ -34,7 +35,7 @@ func newDemo(t *testing.T, kind engine.Kind, extra string) *project {
 		rel, _ := filepath.Rel(src, path)
 		b, err := os.ReadFile(path)
 		if err == nil {
-			p.write(rel, string(b))
+			p.Write(rel, string(b))
 		}
 		return err
 	})
@@ -42,21 +43,21 @@ func newDemo(t *testing.T, kind engine.Kind, extra string) *project {
 		t.Fatal(err)
 	}
 	if extra != "" {
-		yml := readFile(t, filepath.Join(p.dir, "craft-connector.yml"))
-		p.write("craft-connector.yml", strings.Replace(yml, "Orchestration:\n  Mode: local\n", "Orchestration:\n  Mode: local\n"+extra, 1))
+		yml := readFile(t, filepath.Join(p.Dir, "craft-connector.yml"))
+		p.Write("craft-connector.yml", strings.Replace(yml, "Orchestration:\n  Mode: local\n", "Orchestration:\n  Mode: local\n"+extra, 1))
 	}
 	return p
 }
 
 // makeDemoSchemas creates the demo's schemas in the warehouse file, as a
 // team does before its first run.
-func (p *project) makeDemoSchemas() {
-	p.t.Helper()
+func makeDemoSchemas(p *e2e.Project) {
+	p.T.Helper()
 	var stmts []string
 	for _, s := range demoSchemas {
 		stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+s)
 	}
-	p.duckExec(stmts...)
+	p.WarehouseExec(stmts...)
 }
 
 // A fresh, correct project passes validate, as the reference's does
@@ -66,26 +67,26 @@ func (p *project) makeDemoSchemas() {
 // information, not a failure.
 func TestTheDemoValidatesBeforeItsFirstRun(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newDemo(t, kind, "")
-		p.ok("setup")
-		p.ok("migrate")
+		p.OK("setup")
+		p.OK("migrate")
 		const clean = "checked 5 pipeline(s) and 27 task(s): 0 failed, 0 warning(s)\n"
-		r := p.ok("validate")
-		if !strings.HasPrefix(r.stdout, "[INFO] warehouse: the DuckDB warehouse ") || !strings.HasSuffix(r.stdout, "does not exist yet: the first run creates it, "+
+		r := p.OK("validate")
+		if !strings.HasPrefix(r.Stdout, "[INFO] warehouse: the DuckDB warehouse ") || !strings.HasSuffix(r.Stdout, "does not exist yet: the first run creates it, "+
 			"so business rules' target tables, key columns and SQL are checked against it once it exists\n"+clean) {
-			t.Fatalf("validate without a warehouse file:\n%s", r.stdout)
+			t.Fatalf("validate without a warehouse file:\n%s", r.Stdout)
 		}
-		if _, err := os.Stat(filepath.Join(p.dir, "warehouse.duckdb")); err == nil {
+		if _, err := os.Stat(filepath.Join(p.Dir, "warehouse.duckdb")); err == nil {
 			t.Fatal("validate created the warehouse file")
 		}
-		p.makeDemoSchemas()
-		r = p.ok("validate")
+		makeDemoSchemas(p)
+		r = p.OK("validate")
 		want := "[INFO] SUPPORT_DM.quality: business rules rating out of range, unknown agent and long call: the TARGET_TABLE dm.support_fact " +
 			"does not exist yet: SUPPORT_DM.setup_fact (SETUP_TABLE), which runs before quality, creates it; its SELECT cannot be described " +
 			"before the tables it reads exist ("
-		if !strings.HasPrefix(r.stdout, want) || !strings.HasSuffix(r.stdout, "), so the key column fact_key and the rule's SQL are checked at its first run\n"+clean) {
-			t.Fatalf("validate with the schemas made:\n%s", r.stdout)
+		if !strings.HasPrefix(r.Stdout, want) || !strings.HasSuffix(r.Stdout, "), so the key column fact_key and the rule's SQL are checked at its first run\n"+clean) {
+			t.Fatalf("validate with the schemas made:\n%s", r.Stdout)
 		}
 	})
 }
@@ -117,27 +118,27 @@ func mails(t *testing.T, srv *mailtest.Server, skip int) map[string]mailtest.Par
 // then the mart, whose flaky feed fails its first run (its watcher and its
 // alert say so), and whose second run succeeds: the run is SUCCESS, and so
 // is its alert, though the watcher had nothing to watch; then the export,
-// past its SLA, says BREACHED in its result line.
+// past its SLA, says BREACHED in its e2e.Result line.
 func TestTheDemoRunsAsTheReferenceExpects(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		srv := mailtest.Start(t, mailtest.Options{})
 		p := newDemo(t, kind, demoMail(srv))
-		p.makeDemoSchemas()
-		p.ok("setup")
+		makeDemoSchemas(p)
+		p.OK("setup")
 		for _, client := range []string{"CLIENT_ALPHA", "CLIENT_BETA"} {
-			if r := p.ok("run", "--pipeline_code", client); !strings.Contains(r.stdout, " SUCCESS") {
-				t.Fatalf("%s: %s", client, r.stdout)
+			if r := p.OK("run", "--pipeline_code", client); !strings.Contains(r.Stdout, " SUCCESS") {
+				t.Fatalf("%s: %s", client, r.Stdout)
 			}
 		}
-		first := p.run(nil, "run", "--pipeline_code", "SUPPORT_DM")
-		if first.code != 1 || !strings.Contains(first.stdout, "flaky_feed (FAILED)") {
-			t.Fatalf("the mart's first run: exit %d\n%s%s", first.code, first.stdout, first.stderr)
+		first := p.Run(nil, "run", "--pipeline_code", "SUPPORT_DM")
+		if first.Code != 1 || !strings.Contains(first.Stdout, "flaky_feed (FAILED)") {
+			t.Fatalf("the mart's first run: exit %d\n%s%s", first.Code, first.Stdout, first.Stderr)
 		}
-		_, skipped, _ := strings.Cut(first.stdout, "skipped because of the failure: ")
+		_, skipped, _ := strings.Cut(first.Stdout, "skipped because of the failure: ")
 		for _, task := range []string{"interactions", "setup_fact", "fact", "quality"} {
 			if !strings.Contains(skipped, task) {
-				t.Errorf("the first run did not skip %s because of the failure:\n%s", task, first.stdout)
+				t.Errorf("the first run did not skip %s because of the failure:\n%s", task, first.Stdout)
 			}
 		}
 		got := mails(t, srv, 0)
@@ -149,11 +150,11 @@ func TestTheDemoRunsAsTheReferenceExpects(t *testing.T) {
 		}
 
 		sent := len(srv.Messages())
-		second := p.ok("run", "--pipeline_code", "SUPPORT_DM")
-		if !regexp.MustCompile(`^SUPPORT_DM: pipeline_run_id=\d+ SUCCESS\n$`).MatchString(second.stdout) {
-			t.Fatalf("the mart's second run:\n%s", second.stdout)
+		second := p.OK("run", "--pipeline_code", "SUPPORT_DM")
+		if !regexp.MustCompile(`^SUPPORT_DM: pipeline_run_id=\d+ SUCCESS\n$`).MatchString(second.Stdout) {
+			t.Fatalf("the mart's second run:\n%s", second.Stdout)
 		}
-		db := p.db()
+		db := p.DB()
 		if got := textColumn(t, db, "SELECT r.STATUS FROM AUD_PIPELINES_RUN_LOG r JOIN CFG_PIPELINES p ON p.PIPELINE_ID = r.PIPELINE_ID "+
 			"WHERE p.PIPELINE_CODE = 'SUPPORT_DM' ORDER BY r.PIPELINE_RUN_ID"); strings.Join(got, " ") != "FAILED SUCCESS" {
 			t.Errorf("the mart's recorded runs: %v", got)
@@ -176,21 +177,21 @@ func TestTheDemoRunsAsTheReferenceExpects(t *testing.T) {
 
 		// Once the tables are made, validate checks the rules against them,
 		// and has nothing to say.
-		if r := p.ok("validate"); r.stdout != "checked 5 pipeline(s) and 27 task(s): 0 failed, 0 warning(s)\n" {
-			t.Errorf("validate after the runs:\n%s", r.stdout)
+		if r := p.OK("validate"); r.Stdout != "checked 5 pipeline(s) and 27 task(s): 0 failed, 0 warning(s)\n" {
+			t.Errorf("validate after the runs:\n%s", r.Stdout)
 		}
 
-		// The export overruns its time limit and its SLA: the result line
+		// The export overruns its time limit and its SLA: the e2e.Result line
 		// says BREACHED, as the reference's does, and so does its document.
 		sent = len(srv.Messages())
-		export := p.run(nil, "run", "--pipeline_code", "SUPPORT_EXPORT", "--format", "json")
+		export := p.Run(nil, "run", "--pipeline_code", "SUPPORT_EXPORT", "--format", "json")
 		var doc struct {
 			Status, Detail string
 			SLA            string `json:"sla_status"`
 		}
-		if export.code != 1 || jsonUnmarshal(export.stdout, &doc) != nil || doc.Status != "FAILED" || doc.SLA != "BREACHED" ||
+		if export.Code != 1 || jsonUnmarshal(export.Stdout, &doc) != nil || doc.Status != "FAILED" || doc.SLA != "BREACHED" ||
 			!strings.HasSuffix(doc.Detail, "1 task(s) did not succeed: export (FAILED); SLA of 0.0002 h BREACHED") {
-			t.Errorf("the export: exit %d\n%s%s", export.code, export.stdout, export.stderr)
+			t.Errorf("the export: exit %d\n%s%s", export.Code, export.Stdout, export.Stderr)
 		}
 		if got := mails(t, srv, sent); len(got) != 1 {
 			t.Errorf("the export's emails: %v", keys(got))

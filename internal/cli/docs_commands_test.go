@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // docCommand is one command line of a fenced sh block of a document, as a
@@ -139,26 +141,26 @@ func TestDocumentedCommandsWorkAsWritten(t *testing.T) {
 	}) {
 		t.Fatalf("README.md's `etl-craft history --pipeline_code QUICKSTART_SALES` was not found among %v", commands)
 	}
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
-		root := &project{t: t, dir: t.TempDir(), kind: kind}
-		qs := &project{t: t, dir: filepath.Join(root.dir, "etl-craft-quickstart"), kind: kind}
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
+		root := &e2e.Project{T: t, Dir: t.TempDir(), Pair: e2e.Pair{Engine: kind, Warehouse: warehouse.DuckDB}}
+		qs := &e2e.Project{T: t, Dir: filepath.Join(root.Dir, "etl-craft-quickstart"), Pair: e2e.Pair{Engine: kind, Warehouse: warehouse.DuckDB}}
 		for _, c := range commands {
 			stages := strings.Split(c.text, " | ")
 			first := stages[0]
 			switch {
 			case strings.HasPrefix(first, goRun):
 				runDocumented(t, root, c, strings.Fields(strings.TrimPrefix(first, goRun)))
-				if kind == engine.Postgres && qs.opts.Kind != engine.Postgres && strings.HasPrefix(first, goRun+"quickstart") {
+				if kind == engine.Postgres && qs.Engine.Kind != engine.Postgres && strings.HasPrefix(first, goRun+"quickstart") {
 					moveEngineToPostgres(t, qs)
 				}
 			case strings.HasPrefix(first, "etl-craft "):
-				if _, err := os.Stat(filepath.Join(qs.dir, "craft-connector.yml")); err != nil {
+				if _, err := os.Stat(filepath.Join(qs.Dir, "craft-connector.yml")); err != nil {
 					t.Fatalf("%s: %s runs in the quickstart project, which README.md's quickstart writes first: %v",
 						c.where, c.text, err)
 				}
 				r := runDocumented(t, qs, c, strings.Fields(strings.TrimPrefix(first, "etl-craft ")))
 				for _, stage := range stages[1:] {
-					pipeInto(t, qs, c, stage, r.stdout)
+					pipeInto(t, qs, c, stage, r.Stdout)
 				}
 			default:
 				if _, ok := notRun[c.text]; !ok {
@@ -172,11 +174,11 @@ func TestDocumentedCommandsWorkAsWritten(t *testing.T) {
 
 // runDocumented runs one documented etl-craft command and fails the test
 // unless it exits 0.
-func runDocumented(t *testing.T, p *project, c docCommand, args []string) result {
+func runDocumented(t *testing.T, p *e2e.Project, c docCommand, args []string) e2e.Result {
 	t.Helper()
-	r := p.run(nil, args...)
-	if r.code != 0 {
-		t.Fatalf("%s: `%s` exited %d\nstdout:\n%s\nstderr:\n%s", c.where, c.text, r.code, r.stdout, r.stderr)
+	r := p.Run(nil, args...)
+	if r.Code != 0 {
+		t.Fatalf("%s: `%s` exited %d\nstdout:\n%s\nstderr:\n%s", c.where, c.text, r.Code, r.Stdout, r.Stderr)
 	}
 	return r
 }
@@ -185,20 +187,20 @@ func runDocumented(t *testing.T, p *project, c docCommand, args []string) result
 // runs in the PostgreSQL Engine DB's database; on SQLite, where
 // --print-grants prints file-permission advice instead of SQL, there is no
 // database to run it in.
-func pipeInto(t *testing.T, p *project, c docCommand, stage, input string) {
+func pipeInto(t *testing.T, p *e2e.Project, c docCommand, stage, input string) {
 	t.Helper()
 	words := strings.Fields(stage)
 	if words[0] != "psql" {
 		t.Fatalf("%s: `%s` pipes into %s: run it in this test", c.where, c.text, words[0])
 	}
-	if p.kind != engine.Postgres {
+	if p.Pair.Engine != engine.Postgres {
 		t.Logf("%s: not piped into psql: the Engine DB is SQLite", c.where)
 		return
 	}
 	args := words[1:]
 	for i, w := range args {
 		if w == "<database>" {
-			args[i] = p.opts.DSN
+			args[i] = p.Engine.DSN
 		}
 	}
 	cmd := exec.Command(enginetest.Client(t, "psql"), args...)
@@ -211,10 +213,10 @@ func pipeInto(t *testing.T, p *project, c docCommand, stage, input string) {
 // moveEngineToPostgres replaces the Engine section of the quickstart
 // project's craft-connector.yml with the one of a project on a fresh
 // PostgreSQL database, and gives qs that database's secret and options.
-func moveEngineToPostgres(t *testing.T, qs *project) {
+func moveEngineToPostgres(t *testing.T, qs *e2e.Project) {
 	t.Helper()
 	pg := newProject(t, engine.Postgres, "")
-	qs.env, qs.opts = pg.env, pg.opts
+	qs.Env, qs.Engine = pg.Env, pg.Engine
 	section := func(path string) (text string, from, to int) {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -227,9 +229,9 @@ func moveEngineToPostgres(t *testing.T, qs *project) {
 		}
 		return text, from, to
 	}
-	path := filepath.Join(qs.dir, "craft-connector.yml")
+	path := filepath.Join(qs.Dir, "craft-connector.yml")
 	text, from, to := section(path)
-	pgText, pgFrom, pgTo := section(filepath.Join(pg.dir, "craft-connector.yml"))
+	pgText, pgFrom, pgTo := section(filepath.Join(pg.Dir, "craft-connector.yml"))
 	if err := os.WriteFile(path, []byte(text[:from]+pgText[pgFrom:pgTo]+text[to:]), 0o644); err != nil {
 		t.Fatal(err)
 	}

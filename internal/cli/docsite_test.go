@@ -14,17 +14,18 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 )
 
 // catalogProject is a project whose SALES pipeline has two SQL tasks.
-func catalogProject(t *testing.T, kind engine.Kind) (*project, *pipelinetest.Builder) {
+func catalogProject(t *testing.T, kind engine.Kind) (*e2e.Project, *pipelinetest.Builder) {
 	t.Helper()
 	p := newProject(t, kind, "")
-	p.ok("init-db")
-	b := pipelinetest.New(t, p.db())
+	p.OK("init-db")
+	b := pipelinetest.New(t, p.DB())
 	b.Pipeline("SALES", pipeline.Full)
 	b.Task("SALES", "load_orders", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "main.orders", "SOURCE_SQL": "SELECT id, amount FROM raw.orders"})
 	b.Task("SALES", "daily_revenue", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "main.daily_revenue", "SOURCE_SQL": "SELECT SUM(amount) AS revenue FROM main.orders"})
@@ -34,13 +35,13 @@ func catalogProject(t *testing.T, kind engine.Kind) (*project, *pipelinetest.Bui
 
 func TestGenerateDocsWritesOnlyItsOwnFolderAndStrictWritesNothingUntraced(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p, b := catalogProject(t, kind)
-		catalog := filepath.Join(p.dir, "catalog")
+		catalog := filepath.Join(p.Dir, "catalog")
 		wrote := regexp.MustCompile(`^generate-docs: wrote (\d+) page\(s\) to ` + regexp.QuoteMeta(catalog) + "\n$")
 		for range 2 { // the second time into the folder it marked
-			if r := p.ok("generate-docs"); !wrote.MatchString(r.stdout) {
-				t.Fatalf("generate-docs: %q", r.stdout)
+			if r := p.OK("generate-docs"); !wrote.MatchString(r.Stdout) {
+				t.Fatalf("generate-docs: %q", r.Stdout)
 			}
 		}
 		index, err := os.ReadFile(filepath.Join(catalog, "index.html"))
@@ -48,35 +49,35 @@ func TestGenerateDocsWritesOnlyItsOwnFolderAndStrictWritesNothingUntraced(t *tes
 			t.Fatalf("index.html: %v\n%s", err, index)
 		}
 
-		mine := filepath.Join(p.dir, "mine")
-		p.write("mine/notes.txt", "keep me")
-		wantExit(t, p.run(nil, "generate-docs", "--output", "mine"), 3, "no .etl-craft-catalog marker")
+		mine := filepath.Join(p.Dir, "mine")
+		p.Write("mine/notes.txt", "keep me")
+		e2e.WantExit(t, p.Run(nil, "generate-docs", "--output", "mine"), 3, "no .etl-craft-catalog marker")
 		if entries, _ := os.ReadDir(mine); len(entries) != 1 {
 			t.Errorf("the refused folder was changed: %v", entries)
 		}
 
 		b.Task("SALES", "broken", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "main.broken", "SOURCE_SQL": "SELECT (1 FROM raw.orders"})
 		untraced := "column lineage unavailable: SALES.broken: DuckDB's parser refuses the SELECT: syntax error at or near \"FROM\"\n"
-		r := p.run(nil, "generate-docs", "--strict", "--output", "strict")
-		if r.code != 1 || r.stdout != untraced+"generate-docs: nothing written; 1 task(s) not traced\n" {
-			t.Fatalf("--strict: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		r := p.Run(nil, "generate-docs", "--strict", "--output", "strict")
+		if r.Code != 1 || r.Stdout != untraced+"generate-docs: nothing written; 1 task(s) not traced\n" {
+			t.Fatalf("--strict: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		if _, err := os.Stat(filepath.Join(p.dir, "strict")); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(p.Dir, "strict")); !os.IsNotExist(err) {
 			t.Errorf("--strict wrote the folder: %v", err)
 		}
-		p.duckExec("CREATE SCHEMA raw", "CREATE TABLE raw.orders (id INTEGER, amount DECIMAL(10, 2))")
-		r = p.ok("generate-docs", "--output", "strict", "--with-warehouse")
-		if !strings.HasPrefix(r.stdout, untraced+"generate-docs: wrote ") {
-			t.Errorf("without --strict: %q", r.stdout)
+		p.WarehouseExec("CREATE SCHEMA raw", "CREATE TABLE raw.orders (id INTEGER, amount DECIMAL(10, 2))")
+		r = p.OK("generate-docs", "--output", "strict", "--with-warehouse")
+		if !strings.HasPrefix(r.Stdout, untraced+"generate-docs: wrote ") {
+			t.Errorf("without --strict: %q", r.Stdout)
 		}
-		orders, err := os.ReadFile(filepath.Join(p.dir, "strict", "tables", "raw.orders.html"))
+		orders, err := os.ReadFile(filepath.Join(p.Dir, "strict", "tables", "raw.orders.html"))
 		if err != nil || !strings.Contains(string(orders), "Columns in the warehouse") || !strings.Contains(string(orders), "DECIMAL(10,2)") {
 			t.Errorf("--with-warehouse: the columns of raw.orders are not listed (%v)\n%s", err, orders)
 		}
-		if _, err := os.Stat(filepath.Join(p.dir, "strict", "task-SALES--broken.html")); err != nil {
+		if _, err := os.Stat(filepath.Join(p.Dir, "strict", "task-SALES--broken.html")); err != nil {
 			t.Errorf("the untraced task has no page: %v", err)
 		}
-		if got := textColumn(t, p.db(), "SELECT COMMAND FROM AUD_ACTIONS WHERE COMMAND = 'generate-docs' ORDER BY ACTION_ID"); len(got) != 5 {
+		if got := textColumn(t, p.DB(), "SELECT COMMAND FROM AUD_ACTIONS WHERE COMMAND = 'generate-docs' ORDER BY ACTION_ID"); len(got) != 5 {
 			t.Errorf("recorded requests: %v", got)
 		}
 	})
@@ -86,14 +87,14 @@ func TestGenerateDocsWritesOnlyItsOwnFolderAndStrictWritesNothingUntraced(t *tes
 type serving struct {
 	url  string
 	cmd  *exec.Cmd
-	wait func() result
+	wait func() e2e.Result
 }
 
 // publish starts publish-docs with the arguments and waits for its serving
 // line.
-func publish(t *testing.T, p *project, args ...string) serving {
+func publish(t *testing.T, p *e2e.Project, args ...string) serving {
 	t.Helper()
-	cmd := p.command(nil, append([]string{"publish-docs", "--local-only"}, args...)...)
+	cmd := p.Command(nil, append([]string{"publish-docs", "--local-only"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -105,33 +106,33 @@ func publish(t *testing.T, p *project, args ...string) serving {
 	}
 	lines := bufio.NewReader(out)
 	first, err := lines.ReadString('\n')
-	m := regexp.MustCompile(`^publish-docs: serving ` + regexp.QuoteMeta(filepath.Join(p.dir, "catalog")) + ` at (http://127\.0\.0\.1:\d+/) \(Ctrl-C to stop\)\n$`).FindStringSubmatch(first)
+	m := regexp.MustCompile(`^publish-docs: serving ` + regexp.QuoteMeta(filepath.Join(p.Dir, "catalog")) + ` at (http://127\.0\.0\.1:\d+/) \(Ctrl-C to stop\)\n$`).FindStringSubmatch(first)
 	if m == nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("publish-docs printed %q (%v)\nstderr: %s", first, err, errb.String())
 	}
-	return serving{url: m[1], cmd: cmd, wait: func() result {
+	return serving{url: m[1], cmd: cmd, wait: func() e2e.Result {
 		rest, _ := io.ReadAll(lines)
 		err := cmd.Wait()
 		code := 0
 		if err != nil {
 			code = cmd.ProcessState.ExitCode()
 		}
-		return result{stdout: first + string(rest), stderr: errb.String(), code: code}
+		return e2e.Result{Stdout: first + string(rest), Stderr: errb.String(), Code: code}
 	}}
 }
 
 func TestPublishDocsServesLocallyAndKeepsItsURL(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p, _ := catalogProject(t, kind)
-		wantExit(t, p.run(nil, "publish-docs", "--local-only"), 3, "there is no catalog site in "+filepath.Join(p.dir, "catalog"))
-		p.ok("generate-docs")
-		r := p.run(nil, "publish-docs")
-		wantExit(t, r, 3, "with --local-only")
-		if !strings.Contains(r.stderr, "behind a web server") {
-			t.Errorf("the refusal does not say how to publish: %s", r.stderr)
+		e2e.WantExit(t, p.Run(nil, "publish-docs", "--local-only"), 3, "there is no catalog site in "+filepath.Join(p.Dir, "catalog"))
+		p.OK("generate-docs")
+		r := p.Run(nil, "publish-docs")
+		e2e.WantExit(t, r, 3, "with --local-only")
+		if !strings.Contains(r.Stderr, "behind a web server") {
+			t.Errorf("the refusal does not say how to publish: %s", r.Stderr)
 		}
 
 		s := publish(t, p)
@@ -144,7 +145,7 @@ func TestPublishDocsServesLocallyAndKeepsItsURL(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(body), "load_orders") {
 			t.Errorf("GET pipeline-SALES.html: %d\n%s", resp.StatusCode, body)
 		}
-		db := p.db()
+		db := p.DB()
 		if got := textColumn(t, db, "SELECT PUBLISHED_URL FROM AUD_DOCS_PUBLICATION ORDER BY DOCS_PUBLICATION_ID"); strings.Join(got, " ") != s.url {
 			t.Errorf("recorded URLs: %v, want %s", got, s.url)
 		}
@@ -152,10 +153,10 @@ func TestPublishDocsServesLocallyAndKeepsItsURL(t *testing.T) {
 
 		other := freePort(t, s.url)
 		newURL := fmt.Sprintf("http://127.0.0.1:%d/", other)
-		refused := p.run(nil, "publish-docs", "--local-only", "--port", fmt.Sprint(other))
-		wantExit(t, refused, 3, "the catalog was published at "+s.url+", and it is now served at "+newURL)
+		refused := p.Run(nil, "publish-docs", "--local-only", "--port", fmt.Sprint(other))
+		e2e.WantExit(t, refused, 3, "the catalog was published at "+s.url+", and it is now served at "+newURL)
 		// The refusal names the flag that accepts the new URL.
-		wantExit(t, refused, 3, "accept the new URL with --accept-new-url to use it from now on")
+		e2e.WantExit(t, refused, 3, "accept the new URL with --accept-new-url to use it from now on")
 		accepted := publish(t, p, "--port", fmt.Sprint(other), "--accept-new-url")
 		if accepted.url != newURL {
 			t.Errorf("served at %s, want %s", accepted.url, newURL)
@@ -173,8 +174,8 @@ func stop(t *testing.T, s serving) {
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if r := s.wait(); r.code != 0 || !strings.HasSuffix(r.stdout, "publish-docs: stopped\n") {
-		t.Errorf("after Ctrl-C: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := s.wait(); r.Code != 0 || !strings.HasSuffix(r.Stdout, "publish-docs: stopped\n") {
+		t.Errorf("after Ctrl-C: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/audit"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/inspect/inspecttest"
@@ -26,8 +27,8 @@ const fake = "\x1b[2J\x1b[31mFAKE: all good\x1b[0m"
 func TestFreeTextFlagsRefuseControlCharacters(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
-	p.ok("init-db")
-	db := p.db()
+	p.OK("init-db")
+	db := p.DB()
 	pipelinetest.New(t, db).Pipeline("SALES", pipeline.Full)
 	before := rowCounts(t, db)
 	for _, c := range []struct {
@@ -46,12 +47,12 @@ func TestFreeTextFlagsRefuseControlCharacters(t *testing.T) {
 		// One rule for a token's role, the HTTP API's: as it is stored.
 		{[]string{"token", "create", "--name", "bot", "--role", "ADMIN"}, `the token's role "ADMIN" is not a role: choose viewer, operator or admin`},
 	} {
-		r := p.run(nil, c.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, c.says) {
-			t.Errorf("%q: exit %d, stderr %q; want exit 2 saying %q", c.args, r.code, r.stderr, c.says)
+		r := p.Run(nil, c.args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.says) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 saying %q", c.args, r.Code, r.Stderr, c.says)
 		}
-		if strings.ContainsAny(r.stderr, "\x1b\a\x00") {
-			t.Errorf("%q: stderr holds a control character: %q", c.args, r.stderr)
+		if strings.ContainsAny(r.Stderr, "\x1b\a\x00") {
+			t.Errorf("%q: stderr holds a control character: %q", c.args, r.Stderr)
 		}
 	}
 	if after := rowCounts(t, db); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -65,8 +66,8 @@ func TestFreeTextFlagsRefuseControlCharacters(t *testing.T) {
 func TestStoredControlCharactersArePrintedVisible(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
-	p.ok("init-db")
-	db := p.db()
+	p.OK("init-db")
+	db := p.DB()
 	b := pipelinetest.New(t, db)
 	b.Pipeline("SALES", pipeline.Full)
 	b.Task("SALES", "load", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE"})
@@ -93,12 +94,12 @@ func TestStoredControlCharactersArePrintedVisible(t *testing.T) {
 		{"history", "--pipeline_code", "SALES", "--task_code", "load"},
 		{"audit"},
 	} {
-		r := p.ok(args...)
-		if strings.ContainsAny(r.stdout, "\x1b\a\u202e") || strings.ContainsAny(r.stderr, "\x1b\a\u202e") {
-			t.Errorf("%q printed a control character:\n%q", args, r.stdout)
+		r := p.OK(args...)
+		if strings.ContainsAny(r.Stdout, "\x1b\a\u202e") || strings.ContainsAny(r.Stderr, "\x1b\a\u202e") {
+			t.Errorf("%q printed a control character:\n%q", args, r.Stdout)
 		}
-		if !strings.Contains(r.stdout, `\u001b[2J\u001b[31mFAKE: all good\u001b[0m`) {
-			t.Errorf("%q does not show the stored escapes:\n%s", args, r.stdout)
+		if !strings.Contains(r.Stdout, `\u001b[2J\u001b[31mFAKE: all good\u001b[0m`) {
+			t.Errorf("%q does not show the stored escapes:\n%s", args, r.Stdout)
 		}
 	}
 	// JSON output keeps the stored text, escaped as JSON escapes it.
@@ -109,10 +110,10 @@ func TestStoredControlCharactersArePrintedVisible(t *testing.T) {
 			} `json:"paused"`
 		} `json:"pipelines"`
 	}
-	r := p.ok("list", "--format", "json")
-	if err := jsonUnmarshal(r.stdout, &doc); err != nil || len(doc.Pipelines) != 1 || doc.Pipelines[0].Paused.Reason != "paused "+fake ||
-		strings.Contains(r.stdout, "\x1b") {
-		t.Errorf("list --format json: %v\n%s", err, r.stdout)
+	r := p.OK("list", "--format", "json")
+	if err := jsonUnmarshal(r.Stdout, &doc); err != nil || len(doc.Pipelines) != 1 || doc.Pipelines[0].Paused.Reason != "paused "+fake ||
+		strings.Contains(r.Stdout, "\x1b") {
+		t.Errorf("list --format json: %v\n%s", err, r.Stdout)
 	}
 }
 
@@ -123,11 +124,11 @@ func TestStoredControlCharactersArePrintedVisible(t *testing.T) {
 // and are recorded.
 func TestACommandThatCannotBeRecordedDoesNotAct(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.editConfig("Engine:\n  dev:\n", "Engine:\n  dev:\n    busy_timeout_seconds: 1\n")
-		p.ok("init-db")
-		db := p.db()
+		p.EditConfig("Engine:\n  dev:\n", "Engine:\n  dev:\n    busy_timeout_seconds: 1\n")
+		p.OK("init-db")
+		db := p.DB()
 		b := pipelinetest.New(t, db)
 		b.Pipeline("SALES", pipeline.Full)
 		b.Task("SALES", "load", pipeline.HandlerSQL, map[string]string{"SQL_ACTION": "CREATE_TABLE", "TARGET_OBJECT": "main.sales",
@@ -141,11 +142,11 @@ func TestACommandThatCannotBeRecordedDoesNotAct(t *testing.T) {
 			{"migrate"},
 		}
 		before := rowCounts(t, db)
-		release := enginetest.HoldWriteLock(t, p.opts)
+		release := enginetest.HoldWriteLock(t, p.Engine)
 		for _, args := range commands {
-			r := p.run(nil, args...)
-			if r.code != 12 || !strings.Contains(r.stderr, holder) || !strings.Contains(r.stderr, "not carried out") {
-				t.Errorf("%q while another process holds the lock: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+			r := p.Run(nil, args...)
+			if r.Code != 12 || !strings.Contains(r.Stderr, holder) || !strings.Contains(r.Stderr, "not carried out") {
+				t.Errorf("%q while another process holds the lock: exit %d\n%s%s", args, r.Code, r.Stdout, r.Stderr)
 			}
 		}
 		release()
@@ -153,9 +154,9 @@ func TestACommandThatCannotBeRecordedDoesNotAct(t *testing.T) {
 			t.Errorf("commands that could not be recorded changed the Engine DB:\nbefore %v\nafter  %v", before, after)
 		}
 		for _, args := range commands {
-			p.ok(args...)
+			p.OK(args...)
 		}
-		if n := count(t, db, "SELECT COUNT(*) FROM AUD_ACTIONS WHERE COMMAND IN ('run', 'pause', 'token create', 'migrate')"); n != 4 {
+		if n := e2e.Count(t, db, "SELECT COUNT(*) FROM AUD_ACTIONS WHERE COMMAND IN ('run', 'pause', 'token create', 'migrate')"); n != 4 {
 			t.Errorf("%d commands recorded once the lock is free, want 4", n)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/audit"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/inspect/inspecttest"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
@@ -28,37 +29,28 @@ func rowCounts(t *testing.T, db *engine.DB) map[string]int {
 	}
 	out := map[string]int{}
 	for _, table := range tables {
-		out[table] = count(t, db, `SELECT count(*) FROM "`+table+`"`)
+		out[table] = e2e.Count(t, db, `SELECT count(*) FROM "`+table+`"`)
 	}
 	return out
 }
 
 // schemaOf parses a JSON document and returns its schema id.
-func schemaOf(t *testing.T, r result) string {
+func schemaOf(t *testing.T, r e2e.Result) string {
 	t.Helper()
 	var doc struct {
 		Schema string `json:"schema"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatalf("not one JSON document: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("not one JSON document: %v\n%s", err, r.Stdout)
 	}
 	return doc.Schema
-}
-
-// wantExit fails the test unless r exited with the code and its stderr
-// contains the text.
-func wantExit(t *testing.T, r result, code int, text string) {
-	t.Helper()
-	if r.code != code || !strings.Contains(r.stderr, text) {
-		t.Fatalf("exit %d, stderr %q; want exit %d with %q", r.code, r.stderr, code, text)
-	}
 }
 
 // inspectedProject is a project whose Engine DB holds the SALES example: a
 // pipeline whose load task waits for UP.publish and whose alert runs on
 // load's failure, one failed run of SALES, and a pause of SALES.
 type inspectedProject struct {
-	*project
+	*e2e.Project
 	db      *engine.DB
 	b       *pipelinetest.Builder
 	runID   int64
@@ -68,8 +60,8 @@ type inspectedProject struct {
 
 func newInspectedProject(t *testing.T, kind engine.Kind) *inspectedProject {
 	p := newProject(t, kind, "")
-	p.ok("init-db")
-	ip := &inspectedProject{project: p, db: p.db(), started: time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC)}
+	p.OK("init-db")
+	ip := &inspectedProject{Project: p, db: p.DB(), started: time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC)}
 	b := pipelinetest.New(t, ip.db)
 	ip.b = b
 	b.Pipeline("UP", pipeline.Full)
@@ -104,11 +96,11 @@ func newInspectedProject(t *testing.T, kind engine.Kind) *inspectedProject {
 }
 
 // wantList fails the test unless r printed list's table with these rows.
-func wantList(t *testing.T, r result, rows ...string) {
+func wantList(t *testing.T, r e2e.Result, rows ...string) {
 	t.Helper()
 	want := "PIPELINE_CODE\tPIPELINE_NAME\tREFRESH_TYPE\tRUN_SCHEDULE\tSLA_IN_HOURS\tPAUSED\tNEXT_TICK\n" + strings.Join(rows, "\n") + "\n"
-	if r.stdout != want {
-		t.Fatalf("list:\n%s\nwant:\n%s", r.stdout, want)
+	if r.Stdout != want {
+		t.Fatalf("list:\n%s\nwant:\n%s", r.Stdout, want)
 	}
 }
 
@@ -116,54 +108,54 @@ func count64(n int64) *int64 { return &n }
 
 func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		ip := newInspectedProject(t, kind)
 		before := rowCounts(t, ip.db)
 		pause := "paused by alice@test (HUMAN) since 2026-03-01 09:00:00+00:00: warehouse maintenance"
 
-		wantList(t, ip.ok("list"),
+		wantList(t, ip.OK("list"),
 			"NEW\tNEW pipeline\tFULL\t\t\t\tnone",
 			"SALES\tSALES pipeline\tINCREMENTAL\t0 6 * * *\t1.5\t"+pause+"\tnone while paused",
 			"UP\tUP pipeline\tFULL\t\t\t\tnone")
-		if s := schemaOf(t, ip.ok("list", "--format", "json")); s != "etl-craft/pipeline-list/1" {
+		if s := schemaOf(t, ip.OK("list", "--format", "json")); s != "etl-craft/pipeline-list/1" {
 			t.Fatalf("list schema %q", s)
 		}
 
-		r := ip.ok("graph", "--pipeline_code", "SALES")
+		r := ip.OK("graph", "--pipeline_code", "SALES")
 		want := "Pipeline SALES\nWaves, the order that is always safe:\n  1: extract\n  2: load\n  3: alert\n" +
 			"May start before their wave (an ANY or N run condition): alert\n" +
 			"Task dependencies:\n  alert <- load (FAILURE)\n  load <- UP.publish (SUCCESS)\n  load <- extract (SUCCESS)\n" +
 			"Pipeline dependencies:\n  UP (SUCCESS)\n"
-		if r.stdout != want {
-			t.Fatalf("graph:\n%s\nwant:\n%s", r.stdout, want)
+		if r.Stdout != want {
+			t.Fatalf("graph:\n%s\nwant:\n%s", r.Stdout, want)
 		}
-		r = ip.ok("graph", "--pipeline_code", "UP")
+		r = ip.OK("graph", "--pipeline_code", "UP")
 		want = "Pipeline UP\nWaves, the order that is always safe:\n  1: publish\nTask dependencies:\n  (none)\n" +
 			"Pipeline dependencies:\n  (none)\n"
-		if r.stdout != want {
-			t.Fatalf("graph UP:\n%s", r.stdout)
+		if r.Stdout != want {
+			t.Fatalf("graph UP:\n%s", r.Stdout)
 		}
-		r = ip.ok("graph", "--pipeline_code", "NEW")
-		if !strings.Contains(r.stdout, "safe:\n  (no active tasks)\nTask dependencies:\n  (none)\n") {
-			t.Fatalf("graph NEW:\n%s", r.stdout)
+		r = ip.OK("graph", "--pipeline_code", "NEW")
+		if !strings.Contains(r.Stdout, "safe:\n  (no active tasks)\nTask dependencies:\n  (none)\n") {
+			t.Fatalf("graph NEW:\n%s", r.Stdout)
 		}
-		if s := schemaOf(t, ip.ok("graph", "--pipeline_code", "SALES", "--format", "json")); s != "etl-craft/graph/1" {
+		if s := schemaOf(t, ip.OK("graph", "--pipeline_code", "SALES", "--format", "json")); s != "etl-craft/graph/1" {
 			t.Fatalf("graph schema %q", s)
 		}
 
-		r = ip.ok("steps", "--pipeline_code", "SALES", "--run-key", "daily:2026-03-01")
+		r = ip.OK("steps", "--pipeline_code", "SALES", "--run-key", "daily:2026-03-01")
 		want = "TASK_CODE\tSTATUS\tHANDLER\tTASK_TYPE\tRUN_CONDITION\tPARAMETERS\n" +
 			"alert\tNOT-RUN\tEMAIL_ALERT\tETL\tANY\t\n" +
 			"extract\tSUCCESS\tSQL\tETL\tALL\tSQL_ACTION=CREATE_TABLE, TARGET_OBJECT=main.raw\n" +
 			"load\tFAILED\tSQL\tETL\tALL\tSQL_ACTION=APPEND_TABLE\n"
-		if r.stdout != want {
-			t.Fatalf("steps:\n%s\nwant:\n%s", r.stdout, want)
+		if r.Stdout != want {
+			t.Fatalf("steps:\n%s\nwant:\n%s", r.Stdout, want)
 		}
-		if s := schemaOf(t, ip.ok("steps", "--pipeline_code", "UP", "--format", "json")); s != "etl-craft/steps/1" {
+		if s := schemaOf(t, ip.OK("steps", "--pipeline_code", "UP", "--format", "json")); s != "etl-craft/steps/1" {
 			t.Fatalf("steps schema %q", s)
 		}
 
-		r = ip.ok("status", "--pipeline_code", "SALES", "--run-id", fmt.Sprint(ip.runID))
+		r = ip.OK("status", "--pipeline_code", "SALES", "--run-id", fmt.Sprint(ip.runID))
 		want = fmt.Sprintf("SALES: pipeline_run_id=%d key=daily:2026-03-01 kind=MANUAL run_date=2026-03-01 status=FAILED\n", ip.runID) +
 			"start=2026-03-01 06:00:00+00:00 duration_seconds=95 SLA=MET sla_hours=1.5\n" + pause + "\n" +
 			"TASK\tSTATUS\tATTEMPTS\tROWS_WRITTEN\tDURATION_SECONDS\tERROR\n" +
@@ -172,8 +164,8 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 			"load\tFAILED\t2\t\t60.5\tCatalog Error: Table main.raw does not exist\n" +
 			"blocked by failures: (none)\n" +
 			"next tick: none while paused\n"
-		if r.stdout != want {
-			t.Fatalf("status:\n%s\nwant:\n%s", r.stdout, want)
+		if r.Stdout != want {
+			t.Fatalf("status:\n%s\nwant:\n%s", r.Stdout, want)
 		}
 		var st struct {
 			Schema string `json:"schema"`
@@ -185,63 +177,63 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 				Status *string `json:"status"`
 			} `json:"tasks"`
 		}
-		r = ip.ok("status", "--pipeline_code", "SALES", "--run-id", fmt.Sprint(ip.runID), "--format", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Schema != "etl-craft/status/1" || st.Run.ID != ip.runID ||
+		r = ip.OK("status", "--pipeline_code", "SALES", "--run-id", fmt.Sprint(ip.runID), "--format", "json")
+		if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || st.Schema != "etl-craft/status/1" || st.Run.ID != ip.runID ||
 			st.Run.StartDate != "2026-03-01T06:00:00+00:00" || len(st.Tasks) != 3 || st.Tasks[0].Status != nil {
-			t.Fatalf("status JSON %v:\n%s", err, r.stdout)
+			t.Fatalf("status JSON %v:\n%s", err, r.Stdout)
 		}
 
-		r = ip.ok("explain", "--pipeline_code", "SALES", "--task_code", "load", "--run-id", fmt.Sprint(ip.runID))
+		r = ip.OK("explain", "--pipeline_code", "SALES", "--task_code", "load", "--run-id", fmt.Sprint(ip.runID))
 		want = "SALES.load: FAILED\n" +
 			fmt.Sprintf("pipeline_run_id=%d key=daily:2026-03-01 kind=MANUAL run_date=2026-03-01 status=FAILED; attempt=2 attempt_id=2 attempt_status=FAILED\n", ip.runID) +
 			pause + "\nrun_condition=ALL required_count=2\n" +
 			"extract: SUCCESS status=SUCCESS met=yes; it ended SUCCESS\n" +
 			"UP.publish: SUCCESS status=NOT RUN met=no; has no finished run\n" +
 			"next: nothing: the run has ended; rerun the task (run --rerun) or mark it to change its outcome\n"
-		if r.stdout != want {
-			t.Fatalf("explain load:\n%s\nwant:\n%s", r.stdout, want)
+		if r.Stdout != want {
+			t.Fatalf("explain load:\n%s\nwant:\n%s", r.Stdout, want)
 		}
-		r = ip.ok("explain", "--pipeline_code", "SALES", "--task_code", "alert", "--run-id", fmt.Sprint(ip.runID))
+		r = ip.OK("explain", "--pipeline_code", "SALES", "--task_code", "alert", "--run-id", fmt.Sprint(ip.runID))
 		want = "SALES.alert: NOT RUN\n" +
 			fmt.Sprintf("pipeline_run_id=%d key=daily:2026-03-01 kind=MANUAL run_date=2026-03-01 status=FAILED; attempt=none\n", ip.runID) +
 			pause + "\nrun_condition=ANY required_count=1\n" +
 			"load: FAILURE status=FAILED met=yes; it ended FAILED\n" +
 			"next: nothing: the run ended without running it\n"
-		if r.stdout != want {
-			t.Fatalf("explain alert:\n%s\nwant:\n%s", r.stdout, want)
+		if r.Stdout != want {
+			t.Fatalf("explain alert:\n%s\nwant:\n%s", r.Stdout, want)
 		}
-		if s := schemaOf(t, ip.ok("explain", "--pipeline_code", "SALES", "--task_code", "alert", "--format", "json")); s != "etl-craft/explain/1" {
+		if s := schemaOf(t, ip.OK("explain", "--pipeline_code", "SALES", "--task_code", "alert", "--format", "json")); s != "etl-craft/explain/1" {
 			t.Fatalf("explain schema %q", s)
 		}
 
-		r = ip.ok("history", "--pipeline_code", "SALES", "--all")
+		r = ip.OK("history", "--pipeline_code", "SALES", "--all")
 		want = "PIPELINE_RUN_ID\tSTATUS\tRUN_DATE\tSTART_DATE\tEND_DATE\tSLA_STATUS\tSTARTED_BY\tSTARTED_BY_KIND\tENDED_BY\tENDED_BY_KIND\n" +
 			fmt.Sprintf("%d\tFAILED\t2026-03-01\t2026-03-01 06:00:00+00:00\t2026-03-01 06:01:35+00:00\tMET\talice@test\tHUMAN\talice@test\tHUMAN\n", ip.runID) +
 			"\nInterventions:\nPIPELINE_RUN_ID\tTASK\tACTION\tFROM\tTO\tBY\tAT\tREASON\n" +
 			fmt.Sprintf("%d\tload\tMARK\tFAILED\tSUCCESS\talice@test\t2026-03-01 08:00:00+00:00\tloaded by hand\n", ip.runID)
-		if r.stdout != want {
-			t.Fatalf("history:\n%s\nwant:\n%s", r.stdout, want)
+		if r.Stdout != want {
+			t.Fatalf("history:\n%s\nwant:\n%s", r.Stdout, want)
 		}
-		r = ip.ok("history", "--pipeline_code", "SALES", "--task_code", "load", "--run-id", fmt.Sprint(ip.runID))
-		if !strings.HasPrefix(r.stdout, "PIPELINE_RUN_ID\tSTATUS\tATTEMPTS\tSOURCE_COUNT\tTARGET_COUNT\tSTART_DATE\tEND_DATE\tERROR_MESSAGE\n"+
+		r = ip.OK("history", "--pipeline_code", "SALES", "--task_code", "load", "--run-id", fmt.Sprint(ip.runID))
+		if !strings.HasPrefix(r.Stdout, "PIPELINE_RUN_ID\tSTATUS\tATTEMPTS\tSOURCE_COUNT\tTARGET_COUNT\tSTART_DATE\tEND_DATE\tERROR_MESSAGE\n"+
 			fmt.Sprintf("%d\tFAILED\t2\t\t\t2026-03-01 06:00:20+00:00\t2026-03-01 06:01:20+00:00\tCatalog Error: Table main.raw does not exist LINE 1\n", ip.runID)) {
-			t.Fatalf("task history:\n%s", r.stdout)
+			t.Fatalf("task history:\n%s", r.Stdout)
 		}
-		if s := schemaOf(t, ip.ok("history", "--pipeline_code", "UP", "--format", "json")); s != "etl-craft/history/1" {
+		if s := schemaOf(t, ip.OK("history", "--pipeline_code", "UP", "--format", "json")); s != "etl-craft/history/1" {
 			t.Fatalf("history schema %q", s)
 		}
-		if r := ip.ok("history", "--pipeline_code", "NEW"); r.stdout != "(no runs yet)\n" {
-			t.Fatalf("a new pipeline's history: %q", r.stdout)
+		if r := ip.OK("history", "--pipeline_code", "NEW"); r.Stdout != "(no runs yet)\n" {
+			t.Fatalf("a new pipeline's history: %q", r.Stdout)
 		}
 
-		r = ip.run(nil, "validate")
-		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] SALES.alert: EMAIL_TO is required") ||
-			!strings.Contains(r.stdout, "\nchecked 3 pipeline(s) and 4 task(s): ") {
-			t.Fatalf("validate exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+		r = ip.Run(nil, "validate")
+		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] SALES.alert: EMAIL_TO is required") ||
+			!strings.Contains(r.Stdout, "\nchecked 3 pipeline(s) and 4 task(s): ") {
+			t.Fatalf("validate exited %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		r = ip.run(nil, "validate", "--pipeline_code", "NEW", "--format", "json")
-		if r.code != 0 || schemaOf(t, r) != "etl-craft/validation/1" {
-			t.Fatalf("validate NEW exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+		r = ip.Run(nil, "validate", "--pipeline_code", "NEW", "--format", "json")
+		if r.Code != 0 || schemaOf(t, r) != "etl-craft/validation/1" {
+			t.Fatalf("validate NEW exited %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 
 		if after := rowCounts(t, ip.db); !reflect.DeepEqual(before, after) {
@@ -252,11 +244,11 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 
 func TestListAndStatusShowTheNextTick(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.editConfig("  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n")
-		p.ok("init-db")
-		db := p.db()
+		p.EditConfig("  Mode: local\n", "  Mode: local\n  Timezone: America/New_York\n")
+		p.OK("init-db")
+		db := p.DB()
 		b := pipelinetest.New(t, db)
 		// Start dates in the future make the next ticks the same whatever the time.
 		b.Pipeline("BERLIN", pipeline.Full)
@@ -271,7 +263,7 @@ func TestListAndStatusShowTheNextTick(t *testing.T) {
 		runID := rec.Run(b.PipelineID("BERLIN"), inspecttest.Run{Key: "k1", Status: "SUCCESS", RunDate: "2026-03-01", Start: s, End: s})
 		broken := "invalid: RUN_SCHEDULE '0 6 * *' has 4 fields, not 5"
 
-		wantList(t, p.ok("list"),
+		wantList(t, p.OK("list"),
 			"BERLIN\tBERLIN pipeline\tFULL\t30 6 * * *\t\t\t2100-01-04 05:30:00+00:00",
 			"BROKEN\tBROKEN pipeline\tFULL\t0 6 * *\t\t\t"+broken,
 			"NEWYORK\tNEWYORK pipeline\tFULL\t@daily\t\t\t2100-07-01 04:00:00+00:00")
@@ -281,68 +273,68 @@ func TestListAndStatusShowTheNextTick(t *testing.T) {
 				ScheduleError *string `json:"schedule_error"`
 			} `json:"pipelines"`
 		}
-		r := p.ok("list", "--format", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list.Pipelines) != 3 ||
+		r := p.OK("list", "--format", "json")
+		if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil || len(list.Pipelines) != 3 ||
 			list.Pipelines[0].NextTick == nil || *list.Pipelines[0].NextTick != "2100-01-04T05:30:00+00:00" ||
 			list.Pipelines[0].ScheduleError != nil || list.Pipelines[1].NextTick != nil ||
 			list.Pipelines[1].ScheduleError == nil || "invalid: "+*list.Pipelines[1].ScheduleError != broken {
-			t.Fatalf("list JSON %v:\n%s", err, r.stdout)
+			t.Fatalf("list JSON %v:\n%s", err, r.Stdout)
 		}
 
-		r = p.ok("status", "--pipeline_code", "BERLIN")
-		if !strings.HasSuffix(r.stdout, "blocked by failures: (none)\nnext tick: 2100-01-04 05:30:00+00:00\n") {
-			t.Fatalf("status:\n%s", r.stdout)
+		r = p.OK("status", "--pipeline_code", "BERLIN")
+		if !strings.HasSuffix(r.Stdout, "blocked by failures: (none)\nnext tick: 2100-01-04 05:30:00+00:00\n") {
+			t.Fatalf("status:\n%s", r.Stdout)
 		}
 		var st struct {
 			Pipeline struct {
 				NextTick *string `json:"next_tick"`
 			} `json:"pipeline"`
 		}
-		r = p.ok("status", "--pipeline_code", "BERLIN", "--run-id", fmt.Sprint(runID), "--format", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Pipeline.NextTick == nil ||
+		r = p.OK("status", "--pipeline_code", "BERLIN", "--run-id", fmt.Sprint(runID), "--format", "json")
+		if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || st.Pipeline.NextTick == nil ||
 			*st.Pipeline.NextTick != "2100-01-04T05:30:00+00:00" {
-			t.Fatalf("status JSON %v:\n%s", err, r.stdout)
+			t.Fatalf("status JSON %v:\n%s", err, r.Stdout)
 		}
 
-		r = p.run(nil, "validate")
-		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] BROKEN: RUN_SCHEDULE '0 6 * *' has 4 fields, not 5; ") {
-			t.Fatalf("validate exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+		r = p.Run(nil, "validate")
+		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] BROKEN: RUN_SCHEDULE '0 6 * *' has 4 fields, not 5; ") {
+			t.Fatalf("validate exited %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 }
 
 func TestInspectionCommandsRefuseWithTheirExitCodes(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
 		missing := map[engine.Kind]string{engine.SQLite: "does not exist: run `etl-craft setup`",
 			engine.Postgres: "has no etl-craft tables: run `etl-craft setup`"}
-		wantExit(t, p.run(nil, "list"), 3, missing[kind])
-		if _, err := os.Stat(filepath.Join(p.dir, "state")); err == nil {
+		e2e.WantExit(t, p.Run(nil, "list"), 3, missing[kind])
+		if _, err := os.Stat(filepath.Join(p.Dir, "state")); err == nil {
 			t.Fatal("list created the SQLite Engine DB's folder")
 		}
-		p.ok("init-db")
-		if r := p.ok("list"); r.stdout != "(no active pipelines)\n" {
-			t.Fatalf("an empty list: %q", r.stdout)
+		p.OK("init-db")
+		if r := p.OK("list"); r.Stdout != "(no active pipelines)\n" {
+			t.Fatalf("an empty list: %q", r.Stdout)
 		}
 		ip := newInspectedProject(t, kind)
 		before := rowCounts(t, ip.db)
-		wantExit(t, ip.run(nil, "graph"), 2, "--pipeline_code is required")
-		wantExit(t, ip.run(nil, "list", "--format", "xml"), 2, "use text or json")
-		wantExit(t, ip.run(nil, "graph", "--pipeline_code", "SALE"), 4, "did you mean SALES?")
-		wantExit(t, ip.run(nil, "history", "--pipeline_code", "SALES", "--task_code", "loads", "--all"), 4, "did you mean load?")
-		wantExit(t, ip.run(nil, "steps", "--pipeline_code", "SALES", "--run-id", "0"), 2, "--run-id must be a positive")
-		wantExit(t, ip.run(nil, "status", "--pipeline_code", "SALES", "--run-key", " "), 2, "--run-key must not be blank")
-		wantExit(t, ip.run(nil, "steps", "--pipeline_code", "SALES", "--run-id", "1", "--run-key", "k"), 2, "pass only one")
-		wantExit(t, ip.run(nil, "history", "--pipeline_code", "SALES", "--all", "--run-id", "1"), 2, "--all lists")
-		wantExit(t, ip.run(nil, "history", "--pipeline_code", "SALES", "--all", "--limit", "0"), 2, "--limit must be 1 or more")
+		e2e.WantExit(t, ip.Run(nil, "graph"), 2, "--pipeline_code is required")
+		e2e.WantExit(t, ip.Run(nil, "list", "--format", "xml"), 2, "use text or json")
+		e2e.WantExit(t, ip.Run(nil, "graph", "--pipeline_code", "SALE"), 4, "did you mean SALES?")
+		e2e.WantExit(t, ip.Run(nil, "history", "--pipeline_code", "SALES", "--task_code", "loads", "--all"), 4, "did you mean load?")
+		e2e.WantExit(t, ip.Run(nil, "steps", "--pipeline_code", "SALES", "--run-id", "0"), 2, "--run-id must be a positive")
+		e2e.WantExit(t, ip.Run(nil, "status", "--pipeline_code", "SALES", "--run-key", " "), 2, "--run-key must not be blank")
+		e2e.WantExit(t, ip.Run(nil, "steps", "--pipeline_code", "SALES", "--run-id", "1", "--run-key", "k"), 2, "pass only one")
+		e2e.WantExit(t, ip.Run(nil, "history", "--pipeline_code", "SALES", "--all", "--run-id", "1"), 2, "--all lists")
+		e2e.WantExit(t, ip.Run(nil, "history", "--pipeline_code", "SALES", "--all", "--limit", "0"), 2, "--limit must be 1 or more")
 		// A run of another pipeline never matches.
 		foreign := fmt.Sprint(ip.upRunID)
 		for _, cmd := range []string{"steps", "status", "history"} {
-			wantExit(t, ip.run(nil, cmd, "--pipeline_code", "SALES", "--run-id", foreign), 9, "matched 0 runs")
+			e2e.WantExit(t, ip.Run(nil, cmd, "--pipeline_code", "SALES", "--run-id", foreign), 9, "matched 0 runs")
 		}
-		if r := ip.ok("steps", "--pipeline_code", "UP"); !strings.Contains(r.stdout, "publish\tNOT-RUN\tSQL") {
-			t.Fatalf("UP's one run in progress: %s", r.stdout)
+		if r := ip.OK("steps", "--pipeline_code", "UP"); !strings.Contains(r.Stdout, "publish\tNOT-RUN\tSQL") {
+			t.Fatalf("UP's one run in progress: %s", r.Stdout)
 		}
 		if after := rowCounts(t, ip.db); !reflect.DeepEqual(before, after) {
 			t.Fatalf("refused commands changed row counts:\nbefore %v\nafter  %v", before, after)
@@ -352,17 +344,17 @@ func TestInspectionCommandsRefuseWithTheirExitCodes(t *testing.T) {
 
 func TestAuditListsRequestsAndChangesAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.ok("init-db")
-		p.write("migrations/0001_pipelines.sql",
+		p.OK("init-db")
+		p.Write("migrations/0001_pipelines.sql",
 			"INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('SALES', 'Sales', 'FULL');\n"+
 				"INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('OTHER', 'Other', 'FULL');\n")
 		ci := []string{"ETL_CRAFT_ACTOR=ci:build-7", "ETL_CRAFT_ACTOR_KIND=ORCHESTRATOR"}
-		if r := p.run(ci, "migrate"); r.code != 0 {
-			t.Fatalf("migrate: %d %s", r.code, r.stderr)
+		if r := p.Run(ci, "migrate"); r.Code != 0 {
+			t.Fatalf("migrate: %d %s", r.Code, r.Stderr)
 		}
-		db := p.db()
+		db := p.DB()
 		ctx := actor.With(context.Background(), actor.Actor{Name: "bob@test", Kind: actor.Human})
 		req := audit.Request{Command: "pause", PipelineCode: "SALES", Arguments: map[string]any{"reason": "x", "secret": "s3cr3t"}}
 		if _, err := audit.Record(ctx, db, req); err != nil {
@@ -370,10 +362,10 @@ func TestAuditListsRequestsAndChangesAndWritesNothing(t *testing.T) {
 		}
 		before := rowCounts(t, db)
 
-		r := p.ok("audit")
-		tables := strings.Split(r.stdout, "\n\n")
+		r := p.OK("audit")
+		tables := strings.Split(r.Stdout, "\n\n")
 		if len(tables) != 2 {
-			t.Fatalf("audit prints two tables:\n%s", r.stdout)
+			t.Fatalf("audit prints two tables:\n%s", r.Stdout)
 		}
 		actions, changes := strings.Split(strings.TrimSpace(tables[0]), "\n"), strings.Split(strings.TrimSpace(tables[1]), "\n")
 		if actions[0] != "AT\tACTOR\tKIND\tCOMMAND\tOUTCOME\tARGUMENTS" || len(actions) != 4 ||
@@ -391,7 +383,7 @@ func TestAuditListsRequestsAndChangesAndWritesNothing(t *testing.T) {
 			t.Fatalf("the SALES insert: %q", fields)
 		}
 
-		r = p.ok("audit", "--pipeline_code", "SALES", "--format", "json")
+		r = p.OK("audit", "--pipeline_code", "SALES", "--format", "json")
 		var doc struct {
 			Schema  string `json:"schema"`
 			Actions []struct {
@@ -408,21 +400,21 @@ func TestAuditListsRequestsAndChangesAndWritesNothing(t *testing.T) {
 				Migration string         `json:"migration"`
 			} `json:"changes"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Schema != "etl-craft/audit/1" ||
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Schema != "etl-craft/audit/1" ||
 			len(doc.Actions) != 1 || doc.Actions[0].Schema != "etl-craft/action/1" || doc.Actions[0].Command != "pause" ||
 			doc.Actions[0].Arguments["secret"] != "[REDACTED]" || !strings.HasSuffix(doc.Actions[0].At, "+00:00") ||
 			len(doc.Changes) != 1 || doc.Changes[0].Schema != "etl-craft/metadata-change/1" ||
 			doc.Changes[0].After["pipeline_code"] != "SALES" || doc.Changes[0].Before != nil ||
 			doc.Changes[0].Migration != "0001_pipelines.sql" {
-			t.Fatalf("audit JSON %v:\n%s", err, r.stdout)
+			t.Fatalf("audit JSON %v:\n%s", err, r.Stdout)
 		}
 
 		future := time.Now().UTC().Add(48 * time.Hour).Format(time.DateOnly)
-		if r := p.ok("audit", "--since", future); r.stdout != "(no actions)\n\n(no metadata changes)\n" {
-			t.Fatalf("audit --since %s: %q", future, r.stdout)
+		if r := p.OK("audit", "--since", future); r.Stdout != "(no actions)\n\n(no metadata changes)\n" {
+			t.Fatalf("audit --since %s: %q", future, r.Stdout)
 		}
-		wantExit(t, p.run(nil, "audit", "--since", "last week"), 2, "is not an ISO date or timestamp")
-		wantExit(t, p.run(nil, "audit", "--pipeline_code", "SALE"), 4, "did you mean SALES?")
+		e2e.WantExit(t, p.Run(nil, "audit", "--since", "last week"), 2, "is not an ISO date or timestamp")
+		e2e.WantExit(t, p.Run(nil, "audit", "--pipeline_code", "SALE"), 4, "did you mean SALES?")
 		if after := rowCounts(t, db); !reflect.DeepEqual(before, after) {
 			t.Fatalf("audit changed row counts:\nbefore %v\nafter  %v", before, after)
 		}

@@ -16,8 +16,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // The variables scripts/test.sh sets: the CA the test server trusts for
@@ -72,7 +74,7 @@ func readPEM(t *testing.T, path string) *pem.Block {
 // writeClientCert writes, in the project folder, a certificate for
 // certRole signed by the CA (certs/client.crt) and its RSA key encrypted
 // with passphrase in the traditional PEM form (certs/client.key).
-func writeClientCert(t *testing.T, p *project, ca *x509.Certificate, caKey any, passphrase string) {
+func writeClientCert(t *testing.T, p *e2e.Project, ca *x509.Certificate, caKey any, passphrase string) {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -98,15 +100,15 @@ func writeClientCert(t *testing.T, p *project, ca *x509.Certificate, caKey any, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.write("certs/client.crt", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
-	p.write("certs/client.key", string(pem.EncodeToMemory(enc)))
+	p.Write("certs/client.crt", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	p.Write("certs/client.key", string(pem.EncodeToMemory(enc)))
 }
 
 // keyFileProject writes a project whose PostgreSQL Engine DB and
 // warehouse, one database owned by certRole, are logged in to with
 // auth_mode key_file over SSL (verify-ca against the test CA), the key's
 // passphrase in KEY_PASSPHRASE.
-func keyFileProject(t *testing.T, passphrase string) *project {
+func keyFileProject(t *testing.T, passphrase string) *e2e.Project {
 	t.Helper()
 	caPath, ca, caKey := testCA(t)
 	raw := enginetest.NewPGDatabase(t)
@@ -126,8 +128,8 @@ func keyFileProject(t *testing.T, passphrase string) *project {
 			t.Fatal(err)
 		}
 	}
-	p := &project{t: t, dir: t.TempDir(), env: []string{"KEY_PASSPHRASE=" + passphrase},
-		kind: engine.Postgres, opts: engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}}
+	p := &e2e.Project{T: t, Dir: t.TempDir(), Env: []string{"KEY_PASSPHRASE=" + passphrase},
+		Pair: e2e.Pair{Engine: engine.Postgres, Warehouse: warehouse.Postgres}, Engine: engine.Options{Kind: engine.Postgres, DSN: raw, Schema: "public"}}
 	writeClientCert(t, p, ca, caKey, passphrase)
 	login := fmt.Sprintf(`    jdbc_url: jdbc:postgresql://%s%s?sslmode=verify-ca&sslrootcert=%s
     schema: public
@@ -137,7 +139,7 @@ func keyFileProject(t *testing.T, passphrase string) *project {
     cert_file: certs/client.crt
     secret: KEY_PASSPHRASE
 `, u.Host, u.Path, caPath, certRole)
-	p.write("craft-connector.yml", connectorYAML(login, "  Name: Postgres\n  dev:\n"+login))
+	p.Write("craft-connector.yml", e2e.ConnectorYAML(login, "Warehouse:\n  Name: Postgres\n  dev:\n"+login))
 	return p
 }
 
@@ -151,51 +153,51 @@ func TestEngineDBKeyFileLogin(t *testing.T) {
 	t.Parallel()
 	const passphrase = "key-pass-Q3v9"
 	p := keyFileProject(t, passphrase)
-	r := p.ok("--log-level", "DEBUG", "init-db")
-	d := p.ok("--log-level", "DEBUG", "doctor")
-	if !strings.Contains(d.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
-		!strings.Contains(d.stdout, "[OK  ] Warehouse connection: Postgres, schema public exists") {
-		t.Fatalf("doctor:\n%s", d.stdout)
+	r := p.OK("--log-level", "DEBUG", "init-db")
+	d := p.OK("--log-level", "DEBUG", "doctor")
+	if !strings.Contains(d.Stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
+		!strings.Contains(d.Stdout, "[OK  ] Warehouse connection: Postgres, schema public exists") {
+		t.Fatalf("doctor:\n%s", d.Stdout)
 	}
-	if out := r.stdout + r.stderr + d.stdout + d.stderr; strings.Contains(out, passphrase) {
+	if out := r.Stdout + r.Stderr + d.Stdout + d.Stderr; strings.Contains(out, passphrase) {
 		t.Fatalf("the passphrase was printed:\n%s", out)
 	}
 	var tables int
 	var owned bool
-	if err := enginetest.Plain(t, p.opts).QueryRow(
+	if err := enginetest.Plain(t, p.Engine).QueryRow(
 		"SELECT count(*), bool_and(tableowner = $1) FROM pg_tables WHERE schemaname = 'public'", certRole).Scan(&tables, &owned); err != nil ||
 		tables == 0 || !owned {
 		t.Fatalf("%d tables, all owned by %s: %v, %v: init-db did not log in as %[2]s", tables, certRole, owned, err)
 	}
 
 	const wrong = "wrong-pass-7Kx2"
-	undecrypted := "could not decrypt key_file " + filepath.Join(p.dir, "certs", "client.key")
-	r = p.run([]string{"KEY_PASSPHRASE=" + wrong}, "--log-level", "DEBUG", "init-db")
-	if out := r.stdout + r.stderr; r.code != 3 || !strings.Contains(r.stderr, undecrypted) ||
+	undecrypted := "could not decrypt key_file " + filepath.Join(p.Dir, "certs", "client.key")
+	r = p.Run([]string{"KEY_PASSPHRASE=" + wrong}, "--log-level", "DEBUG", "init-db")
+	if out := r.Stdout + r.Stderr; r.Code != 3 || !strings.Contains(r.Stderr, undecrypted) ||
 		strings.Contains(out, wrong) || strings.Contains(out, passphrase) {
-		t.Fatalf("wrong passphrase: init-db exit %d\n%s", r.code, out)
+		t.Fatalf("wrong passphrase: init-db exit %d\n%s", r.Code, out)
 	}
-	d = p.run([]string{"KEY_PASSPHRASE=" + wrong}, "--log-level", "DEBUG", "doctor")
-	if out := d.stdout + d.stderr; d.code == 0 || !strings.Contains(d.stdout, "[FAIL] Engine DB connection: "+undecrypted) ||
+	d = p.Run([]string{"KEY_PASSPHRASE=" + wrong}, "--log-level", "DEBUG", "doctor")
+	if out := d.Stdout + d.Stderr; d.Code == 0 || !strings.Contains(d.Stdout, "[FAIL] Engine DB connection: "+undecrypted) ||
 		strings.Contains(out, wrong) || strings.Contains(out, passphrase) {
-		t.Fatalf("wrong passphrase: doctor exit %d\n%s", d.code, out)
+		t.Fatalf("wrong passphrase: doctor exit %d\n%s", d.Code, out)
 	}
 
 	pkcs8 := exec.Command("openssl", "pkcs8", "-topk8", "-v2", "aes-256-cbc",
 		"-in", "certs/client.key", "-passin", "env:KEY_PASSPHRASE", "-passout", "env:KEY_PASSPHRASE", "-out", "certs/client.p8")
-	pkcs8.Dir, pkcs8.Env = p.dir, append(os.Environ(), "KEY_PASSPHRASE="+passphrase)
+	pkcs8.Dir, pkcs8.Env = p.Dir, append(os.Environ(), "KEY_PASSPHRASE="+passphrase)
 	if out, err := pkcs8.CombinedOutput(); err != nil {
 		t.Fatalf("openssl pkcs8: %v\n%s", err, out)
 	}
-	if err := os.Rename(filepath.Join(p.dir, "certs", "client.p8"), filepath.Join(p.dir, "certs", "client.key")); err != nil {
+	if err := os.Rename(filepath.Join(p.Dir, "certs", "client.p8"), filepath.Join(p.Dir, "certs", "client.key")); err != nil {
 		t.Fatal(err)
 	}
-	if d := p.ok("doctor"); !strings.Contains(d.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
-		strings.Contains(d.stdout+d.stderr, passphrase) {
-		t.Fatalf("encrypted PKCS#8 key: doctor\n%s%s", d.stdout, d.stderr)
+	if d := p.OK("doctor"); !strings.Contains(d.Stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
+		strings.Contains(d.Stdout+d.Stderr, passphrase) {
+		t.Fatalf("encrypted PKCS#8 key: doctor\n%s%s", d.Stdout, d.Stderr)
 	}
 
 	// Without SSL there is no certificate to present.
-	p.editConfig("sslmode=verify-ca", "sslmode=disable")
-	wantExit(t, p.run(nil, "init-db"), 3, "a client-certificate login (auth_mode key_file) needs SSL")
+	p.EditConfig("sslmode=verify-ca", "sslmode=disable")
+	e2e.WantExit(t, p.Run(nil, "init-db"), 3, "a client-certificate login (auth_mode key_file) needs SSL")
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 )
 
@@ -38,10 +39,10 @@ INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELEC
 // --strict on a task that does not parse.
 func TestLineageCommand(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.write("migrations/0001_pipelines.sql", lineageMigration)
-		p.ok("setup")
+		p.Write("migrations/0001_pipelines.sql", lineageMigration)
+		p.OK("setup")
 
 		counts := func() (parsed, cached int) {
 			t.Helper()
@@ -49,7 +50,7 @@ func TestLineageCommand(t *testing.T) {
 				Schema         string
 				Parsed, Cached int
 			}
-			if err := jsonUnmarshal(p.ok("lineage", "--format", "json").stdout, &doc); err != nil || doc.Schema != "etl-craft/lineage/1" {
+			if err := jsonUnmarshal(p.OK("lineage", "--format", "json").Stdout, &doc); err != nil || doc.Schema != "etl-craft/lineage/1" {
 				t.Fatalf("lineage --format json: %v %+v", err, doc)
 			}
 			return doc.Parsed, doc.Cached
@@ -63,7 +64,7 @@ func TestLineageCommand(t *testing.T) {
 			"RAW.load_orders\tstaging.orders\t3\traw.orders\n" +
 			"REPORT.daily\treport.daily\t3\tmart.order_facts\n" +
 			"REPORT.export\toutbox.daily_csv\t0\treport.daily\n"
-		if got := p.ok("lineage").stdout; got != want {
+		if got := p.OK("lineage").Stdout; got != want {
 			t.Errorf("lineage:\n%s\nwant:\n%s", got, want)
 		}
 		if parsed, cached := counts(); parsed != 0 || cached != 4 {
@@ -78,64 +79,64 @@ func TestLineageCommand(t *testing.T) {
 			"        raw.orders  (RAW.load_orders)\n" +
 			"  downstream:\n" +
 			"    outbox.daily_csv  (REPORT.export)\n"
-		if got := p.ok("lineage", "--table", "Warehouse.Report.Daily").stdout; got != want {
+		if got := p.OK("lineage", "--table", "Warehouse.Report.Daily").Stdout; got != want {
 			t.Errorf("lineage --table:\n%s\nwant:\n%s", got, want)
 		}
 		want = "report.daily.revenue\n" +
 			"  <- mart.order_facts.amount_cents  [sum(amount_cents)]  (REPORT.daily)\n" +
 			"    <- staging.orders.amount_cents  [copy]  (MART.order_facts)\n"
-		if got := p.ok("lineage", "--table", "report.daily", "--column", "revenue", "--upstream", "--depth", "2").stdout; got != want {
+		if got := p.OK("lineage", "--table", "report.daily", "--column", "revenue", "--upstream", "--depth", "2").Stdout; got != want {
 			t.Errorf("lineage --column --upstream --depth 2:\n%s\nwant:\n%s", got, want)
 		}
 		want = "raw.orders.amount\n" +
 			"  -> staging.orders.amount_cents  [(amount * 100)]  (RAW.load_orders)\n" +
 			"    -> mart.order_facts.amount_cents  [copy]  (MART.order_facts)\n" +
 			"      -> report.daily.revenue  [sum(amount_cents)]  (REPORT.daily)\n"
-		if got := p.ok("lineage", "--table", "raw.orders", "--column", "amount", "--downstream").stdout; got != want {
+		if got := p.OK("lineage", "--table", "raw.orders", "--column", "amount", "--downstream").Stdout; got != want {
 			t.Errorf("lineage --column --downstream:\n%s\nwant:\n%s", got, want)
 		}
 		want = "report.daily.orders\n  <- (no source)  [count_star()]  (REPORT.daily)\n"
-		if got := p.ok("lineage", "--table", "report.daily", "--column", "orders").stdout; got != want {
+		if got := p.OK("lineage", "--table", "report.daily", "--column", "orders").Stdout; got != want {
 			t.Errorf("lineage --column orders:\n%s\nwant:\n%s", got, want)
 		}
-		r := p.run(nil, "lineage", "--table", "report.daily", "--column", "nope")
-		if r.code != 2 || !strings.Contains(r.stderr, "no lineage mentions report.daily.nope; its traced columns: customer, orders, revenue") {
-			t.Errorf("an unknown column exited %d: %s", r.code, r.stderr)
+		r := p.Run(nil, "lineage", "--table", "report.daily", "--column", "nope")
+		if r.Code != 2 || !strings.Contains(r.Stderr, "no lineage mentions report.daily.nope; its traced columns: customer, orders, revenue") {
+			t.Errorf("an unknown column exited %d: %s", r.Code, r.Stderr)
 		}
 		for _, args := range [][]string{{"--column", "x"}, {"--table", "a.b", "--upstream", "--downstream"}, {"--depth", "0"}} {
-			if r := p.run(nil, append([]string{"lineage"}, args...)...); r.code != 2 {
-				t.Errorf("lineage %v exited %d, want 2: %s", args, r.code, r.stderr)
+			if r := p.Run(nil, append([]string{"lineage"}, args...)...); r.Code != 2 {
+				t.Errorf("lineage %v exited %d, want 2: %s", args, r.Code, r.Stderr)
 			}
 		}
 
-		p.write("migrations/0002_daily.sql", `UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = 'SELECT customer, sum(amount_cents) AS revenue FROM mart.order_facts GROUP BY customer'
+		p.Write("migrations/0002_daily.sql", `UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = 'SELECT customer, sum(amount_cents) AS revenue FROM mart.order_facts GROUP BY customer'
 WHERE PARAMETER_NAME = 'SOURCE_SQL' AND TASK_ID = (SELECT TASK_ID FROM CFG_TASKS WHERE TASK_CODE = 'daily');
 `)
-		p.ok("migrate")
+		p.OK("migrate")
 		if parsed, cached := counts(); parsed != 1 || cached != 3 {
 			t.Fatalf("after the migration parsed %d and read %d from the cache, want 1 and 3", parsed, cached)
 		}
-		r = p.run(nil, "lineage", "--table", "report.daily", "--column", "orders")
-		if r.code != 2 || !strings.Contains(r.stderr, "its traced columns: customer, revenue") {
-			t.Errorf("the column the migration removed exited %d: %s", r.code, r.stderr)
+		r = p.Run(nil, "lineage", "--table", "report.daily", "--column", "orders")
+		if r.Code != 2 || !strings.Contains(r.Stderr, "its traced columns: customer, revenue") {
+			t.Errorf("the column the migration removed exited %d: %s", r.Code, r.Stderr)
 		}
-		if parsed, _ := func() (int, int) { p.ok("lineage", "--refresh"); return counts() }(); parsed != 0 {
+		if parsed, _ := func() (int, int) { p.OK("lineage", "--refresh"); return counts() }(); parsed != 0 {
 			t.Errorf("a call after --refresh parsed %d", parsed)
 		}
 
-		p.write("migrations/0003_broken.sql", `INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER) SELECT 'broken', 'ETL', PIPELINE_ID, 'SQL' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'REPORT';
+		p.Write("migrations/0003_broken.sql", `INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER) SELECT 'broken', 'ETL', PIPELINE_ID, 'SQL' FROM CFG_PIPELINES WHERE PIPELINE_CODE = 'REPORT';
 INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELECT TASK_ID, 'SQL_ACTION', 'OVERWRITE_TABLE' FROM CFG_TASKS WHERE TASK_CODE = 'broken';
 INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELECT TASK_ID, 'TARGET_OBJECT', 'report.broken' FROM CFG_TASKS WHERE TASK_CODE = 'broken';
 INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELECT TASK_ID, 'SOURCE_SQL', 'SELECT customer FROM FROM mart.order_facts' FROM CFG_TASKS WHERE TASK_CODE = 'broken';
 `)
-		p.ok("migrate")
-		r = p.ok("lineage")
-		if !strings.HasSuffix(r.stdout, "\nnot traced: REPORT.broken: DuckDB's parser refuses the SELECT: syntax error at or near \"FROM\"\n") {
-			t.Errorf("lineage with an untraced task:\n%s", r.stdout)
+		p.OK("migrate")
+		r = p.OK("lineage")
+		if !strings.HasSuffix(r.Stdout, "\nnot traced: REPORT.broken: DuckDB's parser refuses the SELECT: syntax error at or near \"FROM\"\n") {
+			t.Errorf("lineage with an untraced task:\n%s", r.Stdout)
 		}
-		r = p.run(nil, "lineage", "--strict", "--table", "report.daily", "--downstream")
-		if r.code != 1 || r.stdout != "report.daily\n  downstream:\n    outbox.daily_csv  (REPORT.export)\n(1 SQL task(s) could not be traced; run lineage without --table)\n" {
-			t.Errorf("lineage --strict exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+		r = p.Run(nil, "lineage", "--strict", "--table", "report.daily", "--downstream")
+		if r.Code != 1 || r.Stdout != "report.daily\n  downstream:\n    outbox.daily_csv  (REPORT.export)\n(1 SQL task(s) could not be traced; run lineage without --table)\n" {
+			t.Errorf("lineage --strict exited %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 }
@@ -144,33 +145,33 @@ INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELEC
 // version 2 after a migration changes one, and nothing under --check.
 func TestDocsVersionCommand(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.ok("setup")
-		if got := p.ok("docs-version").stdout; got != "(no task has a DOCUMENTATION parameter)\n" {
+		p.OK("setup")
+		if got := p.OK("docs-version").Stdout; got != "(no task has a DOCUMENTATION parameter)\n" {
 			t.Errorf("docs-version without documentation: %q", got)
 		}
-		p.write("migrations/0001_pipelines.sql", lineageMigration+
+		p.Write("migrations/0001_pipelines.sql", lineageMigration+
 			`INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELECT TASK_ID, 'DOCUMENTATION', 'Orders as loaded.' FROM CFG_TASKS WHERE TASK_CODE = 'load_orders';
 INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE) SELECT TASK_ID, 'DOCUMENTATION', 'Revenue per customer.' FROM CFG_TASKS WHERE TASK_CODE = 'daily';
 `)
-		p.ok("migrate")
+		p.OK("migrate")
 		header := "PIPELINE_CODE\tTASK_CODE\tVERSION\tCHANGED\n"
-		rows := func() int { return count(t, p.db(), "SELECT count(*) FROM AUD_TASK_DOCUMENTATION") }
-		if got := p.ok("docs-version", "--check").stdout; got != header+"RAW\tload_orders\t1\tyes\nREPORT\tdaily\t1\tyes\n" || rows() != 0 {
+		rows := func() int { return e2e.Count(t, p.DB(), "SELECT count(*) FROM AUD_TASK_DOCUMENTATION") }
+		if got := p.OK("docs-version", "--check").Stdout; got != header+"RAW\tload_orders\t1\tyes\nREPORT\tdaily\t1\tyes\n" || rows() != 0 {
 			t.Errorf("docs-version --check:\n%s(%d rows)", got, rows())
 		}
-		if got := p.ok("docs-version").stdout; got != header+"RAW\tload_orders\t1\tyes\nREPORT\tdaily\t1\tyes\n" || rows() != 2 {
+		if got := p.OK("docs-version").Stdout; got != header+"RAW\tload_orders\t1\tyes\nREPORT\tdaily\t1\tyes\n" || rows() != 2 {
 			t.Errorf("docs-version:\n%s(%d rows)", got, rows())
 		}
-		if got := p.ok("docs-version").stdout; got != header+"RAW\tload_orders\t1\tno\nREPORT\tdaily\t1\tno\n" || rows() != 2 {
+		if got := p.OK("docs-version").Stdout; got != header+"RAW\tload_orders\t1\tno\nREPORT\tdaily\t1\tno\n" || rows() != 2 {
 			t.Errorf("docs-version again:\n%s(%d rows)", got, rows())
 		}
-		p.write("migrations/0002_docs.sql", `UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = 'Revenue per customer, in cents.'
+		p.Write("migrations/0002_docs.sql", `UPDATE CFG_TASK_PARAMETERS SET PARAMETER_VALUE = 'Revenue per customer, in cents.'
 WHERE PARAMETER_NAME = 'DOCUMENTATION' AND TASK_ID = (SELECT TASK_ID FROM CFG_TASKS WHERE TASK_CODE = 'daily');
 `)
-		p.ok("migrate")
-		if got := p.ok("docs-version", "--check", "--pipeline_code", "REPORT").stdout; got != header+"REPORT\tdaily\t2\tyes\n" || rows() != 2 {
+		p.OK("migrate")
+		if got := p.OK("docs-version", "--check", "--pipeline_code", "REPORT").Stdout; got != header+"REPORT\tdaily\t2\tyes\n" || rows() != 2 {
 			t.Errorf("docs-version --check after a change:\n%s(%d rows)", got, rows())
 		}
 		var doc struct {
@@ -181,15 +182,15 @@ WHERE PARAMETER_NAME = 'DOCUMENTATION' AND TASK_ID = (SELECT TASK_ID FROM CFG_TA
 				Changed bool
 			}
 		}
-		if err := jsonUnmarshal(p.ok("docs-version", "--pipeline_code", "REPORT", "--task_code", "daily", "--format", "json").stdout, &doc); err != nil ||
+		if err := jsonUnmarshal(p.OK("docs-version", "--pipeline_code", "REPORT", "--task_code", "daily", "--format", "json").Stdout, &doc); err != nil ||
 			doc.Schema != "etl-craft/docs-versions/1" || !doc.Recorded || len(doc.Tasks) != 1 || doc.Tasks[0].Version != 2 || !doc.Tasks[0].Changed || rows() != 3 {
 			t.Errorf("docs-version --format json: %v %+v (%d rows)", err, doc, rows())
 		}
-		if r := p.run(nil, "docs-version", "--task_code", "daily"); r.code != 2 {
-			t.Errorf("--task_code without --pipeline_code exited %d", r.code)
+		if r := p.Run(nil, "docs-version", "--task_code", "daily"); r.Code != 2 {
+			t.Errorf("--task_code without --pipeline_code exited %d", r.Code)
 		}
-		if r := p.run(nil, "docs-version", "--pipeline_code", "REPORT", "--task_code", "dialy"); r.code != 4 || !strings.Contains(r.stderr, `no active task with the code "dialy"`) {
-			t.Errorf("an unknown task exited %d: %s", r.code, r.stderr)
+		if r := p.Run(nil, "docs-version", "--pipeline_code", "REPORT", "--task_code", "dialy"); r.Code != 4 || !strings.Contains(r.Stderr, `no active task with the code "dialy"`) {
+			t.Errorf("an unknown task exited %d: %s", r.Code, r.Stderr)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
@@ -16,27 +17,27 @@ import (
 // actors, refusals, JSON documents and the recorded requests.
 func TestPauseAndResumeCommands(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.ok("init-db")
-		db := p.db()
+		p.OK("init-db")
+		db := p.DB()
 		sales := pipelinetest.New(t, db).Pipeline("SALES", pipeline.Full)
 		alice := []string{"ETL_CRAFT_ACTOR=alice@test"}
 		bob := []string{"ETL_CRAFT_ACTOR=bob", "ETL_CRAFT_ACTOR_KIND=SCHEDULE"}
 
-		r := p.run(alice, "pause", "--pipeline_code", "SALES", "--reason", "warehouse maintenance")
-		if r.code != 0 || r.stdout != "SALES: paused; etl-craft run starts nothing of it until it is resumed\n" {
-			t.Fatalf("pause: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		r := p.Run(alice, "pause", "--pipeline_code", "SALES", "--reason", "warehouse maintenance")
+		if r.Code != 0 || r.Stdout != "SALES: paused; etl-craft run starts nothing of it until it is resumed\n" {
+			t.Fatalf("pause: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		again := p.run(bob, "pause", "--pipeline_code", "SALES", "--reason", "again")
-		wantExit(t, again, 9, "SALES is already paused by alice@test (HUMAN) since ")
-		wantExit(t, again, 9, "resume it (etl-craft resume --pipeline_code SALES --reason …) before pausing it again")
-		wantExit(t, p.run(bob, "pause", "--pipeline_code", "SALES", "--reason", " "), 2, "--reason is required")
-		wantExit(t, p.run(bob, "resume", "--pipeline_code", "SALES"), 2, "--reason is required")
-		wantExit(t, p.run(bob, "pause", "--reason", "why"), 2, "--pipeline_code is required")
-		wantExit(t, p.run(bob, "pause", "--pipeline_code", "SALSE", "--reason", "typo"), 4, `no active pipeline has the code "SALSE"`)
+		again := p.Run(bob, "pause", "--pipeline_code", "SALES", "--reason", "again")
+		e2e.WantExit(t, again, 9, "SALES is already paused by alice@test (HUMAN) since ")
+		e2e.WantExit(t, again, 9, "resume it (etl-craft resume --pipeline_code SALES --reason …) before pausing it again")
+		e2e.WantExit(t, p.Run(bob, "pause", "--pipeline_code", "SALES", "--reason", " "), 2, "--reason is required")
+		e2e.WantExit(t, p.Run(bob, "resume", "--pipeline_code", "SALES"), 2, "--reason is required")
+		e2e.WantExit(t, p.Run(bob, "pause", "--reason", "why"), 2, "--pipeline_code is required")
+		e2e.WantExit(t, p.Run(bob, "pause", "--pipeline_code", "SALSE", "--reason", "typo"), 4, `no active pipeline has the code "SALSE"`)
 
-		r = p.run(bob, "resume", "--pipeline_code", "SALES", "--reason", "maintenance over", "--format", "json")
+		r = p.Run(bob, "resume", "--pipeline_code", "SALES", "--reason", "maintenance over", "--format", "json")
 		var doc struct {
 			Schema, Status, Message string
 			PipelineCode            string `json:"pipeline_code"`
@@ -51,20 +52,20 @@ func TestPauseAndResumeCommands(t *testing.T) {
 				} `json:"paused"`
 			}
 		}
-		if err := jsonUnmarshal(r.stdout, &doc); err != nil || r.code != 0 {
-			t.Fatalf("resume: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		if err := jsonUnmarshal(r.Stdout, &doc); err != nil || r.Code != 0 {
+			t.Fatalf("resume: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 		}
 		if doc.Schema != "etl-craft/operation/1" || doc.Status != "SUCCESS" || doc.Message != "SALES: resumed" ||
 			doc.PipelineID != sales || doc.PipelineCode != "SALES" || doc.Run != nil || doc.Task != nil || doc.Waiting ||
 			doc.Pipeline.PipelineCode != "SALES" || doc.Pipeline.Paused != nil {
-			t.Fatalf("resume document: %+v\n%s", doc, r.stdout)
+			t.Fatalf("resume document: %+v\n%s", doc, r.Stdout)
 		}
-		wantExit(t, p.run(alice, "resume", "--pipeline_code", "SALES", "--reason", "again"), 9, "SALES is not paused; nothing to resume")
+		e2e.WantExit(t, p.Run(alice, "resume", "--pipeline_code", "SALES", "--reason", "again"), 9, "SALES is not paused; nothing to resume")
 
-		r = p.run(bob, "pause", "--pipeline_code", "SALES", "--reason", "nightly freeze", "--format", "json")
-		if err := jsonUnmarshal(r.stdout, &doc); err != nil || r.code != 0 || doc.Pipeline.Paused == nil ||
+		r = p.Run(bob, "pause", "--pipeline_code", "SALES", "--reason", "nightly freeze", "--format", "json")
+		if err := jsonUnmarshal(r.Stdout, &doc); err != nil || r.Code != 0 || doc.Pipeline.Paused == nil ||
 			doc.Pipeline.Paused.PausedBy != "bob" || doc.Pipeline.Paused.Reason != "nightly freeze" {
-			t.Fatalf("pause document: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+			t.Fatalf("pause document: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 		}
 
 		history := textColumn(t, db, `SELECT PAUSED_BY || ' ' || PAUSED_BY_KIND || ' ' || REASON || ' / ' ||
@@ -86,14 +87,14 @@ func TestPauseAndResumeCommands(t *testing.T) {
 		}
 
 		// Remote mode refuses both, and changes nothing.
-		path := filepath.Join(p.dir, "craft-connector.yml")
+		path := filepath.Join(p.Dir, "craft-connector.yml")
 		yml, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.write("craft-connector.yml", strings.Replace(string(yml), "Mode: local", "Mode: remote", 1))
-		wantExit(t, p.run(alice, "resume", "--pipeline_code", "SALES", "--reason", "remote"), 10, "resume is refused in remote mode")
-		wantExit(t, p.run(alice, "pause", "--pipeline_code", "SALES", "--reason", "remote"), 10, "pause is refused in remote mode")
+		p.Write("craft-connector.yml", strings.Replace(string(yml), "Mode: local", "Mode: remote", 1))
+		e2e.WantExit(t, p.Run(alice, "resume", "--pipeline_code", "SALES", "--reason", "remote"), 10, "resume is refused in remote mode")
+		e2e.WantExit(t, p.Run(alice, "pause", "--pipeline_code", "SALES", "--reason", "remote"), 10, "pause is refused in remote mode")
 		if n := len(textColumn(t, db, "SELECT REASON FROM AUD_PIPELINE_PAUSES WHERE RESUMED_AT IS NULL AND REASON = 'nightly freeze'")); n != 1 {
 			t.Fatalf("remote mode changed the pause history")
 		}

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/clientcred/clientcredtest"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 )
 
 // oauthProject writes a project whose PostgreSQL Engine DB and warehouse
 // (one database) are logged in to with auth_mode mode as a role of its own,
 // whose password is token.
-func oauthProject(t *testing.T, mode, tokenURL, token string) *project {
+func oauthProject(t *testing.T, mode, tokenURL, token string) *e2e.Project {
 	t.Helper()
 	raw := enginetest.NewPGDatabase(t)
 	u, _ := url.Parse(raw)
@@ -43,7 +44,7 @@ func oauthProject(t *testing.T, mode, tokenURL, token string) *project {
 			a.Close()
 		}
 	})
-	p := &project{t: t, dir: t.TempDir(), env: []string{"OAUTH_CLIENT_SECRET=client-s3cret"}}
+	p := &e2e.Project{T: t, Dir: t.TempDir(), Env: []string{"OAUTH_CLIENT_SECRET=client-s3cret"}}
 	login := fmt.Sprintf(`    schema: public
     auth_mode: %s
     user: %s
@@ -53,7 +54,7 @@ func oauthProject(t *testing.T, mode, tokenURL, token string) *project {
     token_url: %s
 `, mode, role, tokenURL)
 	jdbc := fmt.Sprintf("    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n", u.Host, u.Path)
-	p.write("craft-connector.yml", connectorYAML(jdbc+login, "  Name: Postgres\n  dev:\n"+jdbc+login))
+	p.Write("craft-connector.yml", e2e.ConnectorYAML(jdbc+login, "Warehouse:\n  Name: Postgres\n  dev:\n"+jdbc+login))
 	return p
 }
 
@@ -66,21 +67,21 @@ func TestEngineDBOAuthLogin(t *testing.T) {
 	t.Parallel()
 	srv := clientcredtest.New(t, "etl-craft-ci", "client-s3cret", "tok-7Yh2")
 	p := oauthProject(t, "oauth", srv.URL+"/token", "tok-7Yh2")
-	p.ok("init-db")
-	if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
-		!strings.Contains(r.stdout, "[OK  ] Warehouse connection: Postgres, schema public exists") {
-		t.Fatalf("doctor:\n%s", r.stdout)
+	p.OK("init-db")
+	if r := p.OK("doctor"); !strings.Contains(r.Stdout, "[OK  ] Engine DB connection: PostgreSQL, schema public") ||
+		!strings.Contains(r.Stdout, "[OK  ] Warehouse connection: Postgres, schema public exists") {
+		t.Fatalf("doctor:\n%s", r.Stdout)
 	}
 	if n, _ := srv.Asked(); n != 3 {
 		t.Errorf("%d token grants, want one for init-db's Engine DB and one for each login of doctor", n)
 	}
 
 	refused := oauthProject(t, "oauth", srv.URL+"/token", "tok-7Yh2")
-	refused.env = []string{"OAUTH_CLIENT_SECRET=wrong-s3cret"}
-	r := refused.run(nil, "init-db")
-	if r.code != 3 || !strings.Contains(r.stderr, "could not get an OAuth token from "+srv.URL+"/token for client etl-craft-ci") ||
-		strings.Contains(r.stderr+r.stdout, "wrong-s3cret") {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	refused.Env = []string{"OAUTH_CLIENT_SECRET=wrong-s3cret"}
+	r := refused.Run(nil, "init-db")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "could not get an OAuth token from "+srv.URL+"/token for client etl-craft-ci") ||
+		strings.Contains(r.Stderr+r.Stdout, "wrong-s3cret") {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -89,8 +90,8 @@ func TestEngineDBOAuthLogin(t *testing.T) {
 func TestEngineDBSSOLoginIsRefused(t *testing.T) {
 	t.Parallel()
 	p := oauthProject(t, "sso", "https://login.example.com/token", "unused")
-	r := p.run(nil, "init-db")
-	if r.code != 3 || !strings.Contains(r.stderr, "auth_mode sso is libpq's interactive OAuth device flow") {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := p.Run(nil, "init-db")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "auth_mode sso is libpq's interactive OAuth device flow") {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/etl-craft/etl-craft/internal/dag"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 )
 
@@ -16,12 +17,12 @@ import (
 // can take: load succeeds, bad fails (and is retried once), on_bad runs on
 // the failure, after_bad never runs, and wrap runs whatever happened.
 func orchestratedPipeline() string {
-	return sqlPipeline("ORCH",
-		createTable("load", "main.orders", "SELECT 1 AS id UNION ALL SELECT 2"),
-		createTable("bad", "main.bad", "SELECT * FROM main.no_such_table", "load:SUCCESS").with("RETRY_DELAY_SECONDS", "0"),
-		createTable("on_bad", "main.alarm", "SELECT 1 AS x", "bad:FAILURE"),
-		createTable("after_bad", "main.after", "SELECT 1 AS x", "bad:SUCCESS"),
-		createTable("wrap", "main.wrap", "SELECT count(*) AS n FROM main.orders", "bad:ALWAYS", "load:ALWAYS"),
+	return e2e.Pipeline("ORCH",
+		e2e.CreateTable("load", "main.orders", "SELECT 1 AS id UNION ALL SELECT 2"),
+		e2e.CreateTable("bad", "main.bad", "SELECT * FROM main.no_such_table", "load:SUCCESS").With("RETRY_DELAY_SECONDS", "0"),
+		e2e.CreateTable("on_bad", "main.alarm", "SELECT 1 AS x", "bad:FAILURE"),
+		e2e.CreateTable("after_bad", "main.after", "SELECT 1 AS x", "bad:SUCCESS"),
+		e2e.CreateTable("wrap", "main.wrap", "SELECT count(*) AS n FROM main.orders", "bad:ALWAYS", "load:ALWAYS"),
 	)
 }
 
@@ -108,7 +109,7 @@ func triggered(rule string, ups []string) (bool, string) {
 // can go; a failed command is tried again up to retries times, but
 // __finalize__, which the loader never retries. It returns
 // each step's state and the commands run, in order.
-func orchestrate(t *testing.T, p *project, yml string) (map[string]string, []string) {
+func orchestrate(t *testing.T, p *e2e.Project, yml string) (map[string]string, []string) {
 	t.Helper()
 	steps, retries := dagSteps(t, yml)
 	state := map[string]string{}
@@ -141,10 +142,10 @@ func orchestrate(t *testing.T, p *project, yml string) (map[string]string, []str
 			state[s.id] = "failed"
 			for try := 0; try < tries && state[s.id] == "failed"; try++ {
 				ran = append(ran, s.id)
-				if r := p.run(orchestratorEnv, args[1:]...); r.code == 0 {
+				if r := p.Run(orchestratorEnv, args[1:]...); r.Code == 0 {
 					state[s.id] = "success"
-				} else if r.code != 1 {
-					t.Fatalf("step %s (%s) exited %d\n%s%s", s.id, command, r.code, r.stdout, r.stderr)
+				} else if r.Code != 1 {
+					t.Fatalf("step %s (%s) exited %d\n%s%s", s.id, command, r.Code, r.Stdout, r.Stderr)
 				}
 			}
 			break // back to the DAG's order
@@ -161,7 +162,7 @@ func orchestrate(t *testing.T, p *project, yml string) (map[string]string, []str
 // counts and attempts.
 func runHistory(t *testing.T, db *engine.DB, runID int64) []string {
 	t.Helper()
-	out := []string{"run " + scalar(t, db, "SELECT STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", runID)}
+	out := []string{"run " + e2e.Scalar(t, db, "SELECT STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", runID)}
 	rows := textColumn(t, db, fmt.Sprintf(`SELECT c.TASK_CODE || ' ' || r.STATUS || ' rows=' || COALESCE(CAST(r.ROWS_WRITTEN AS VARCHAR), '-') ||
 			' attempts=' || CAST(r.ATTEMPT_COUNT AS VARCHAR)
 		FROM AUD_TASK_RUN_LOG r JOIN CFG_TASKS c ON c.TASK_ID = r.TASK_ID WHERE r.PIPELINE_RUN_ID = %d ORDER BY c.TASK_CODE`, runID))
@@ -181,27 +182,27 @@ func runHistory(t *testing.T, db *engine.DB, runID int64) []string {
 // same run, which the next finalize ends again.
 func TestRemoteModeEndToEnd(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		local := newProject(t, kind, "")
-		local.setMode("local", "  Retries: 1\n")
-		local.ok("init-db")
-		local.register("0001_orch", orchestratedPipeline())
-		if r := local.run(nil, "run", "--pipeline_code", "ORCH"); r.code != 1 || r.stdout != "ORCH: pipeline_run_id=1 FAILED — 1 task(s) did not succeed: bad (FAILED); skipped because of the failure: after_bad\n" {
-			t.Fatalf("local run: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+		setMode(local, "local", "  Retries: 1\n")
+		local.OK("init-db")
+		local.Register("0001_orch", orchestratedPipeline())
+		if r := local.Run(nil, "run", "--pipeline_code", "ORCH"); r.Code != 1 || r.Stdout != "ORCH: pipeline_run_id=1 FAILED — 1 task(s) did not succeed: bad (FAILED); skipped because of the failure: after_bad\n" {
+			t.Fatalf("local run: exit %d %q\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		want := runHistory(t, local.db(), 1)
+		want := runHistory(t, local.DB(), 1)
 
 		remote := newProject(t, kind, "")
-		remote.setMode("remote", "  Retries: 1\n")
-		remote.ok("init-db")
-		remote.register("0001_orch", orchestratedPipeline())
-		yml := remote.ok("generate-yml", "--pipeline_code", "ORCH").stdout
+		setMode(remote, "remote", "  Retries: 1\n")
+		remote.OK("init-db")
+		remote.Register("0001_orch", orchestratedPipeline())
+		yml := remote.OK("generate-yml", "--pipeline_code", "ORCH").Stdout
 		state, ran := orchestrate(t, remote, yml)
 		if fmt.Sprint(ran) != "[__init__ load bad bad on_bad wrap __finalize__]" ||
 			fmt.Sprint(state) != "map[__finalize__:failed __init__:success after_bad:upstream_failed bad:failed load:success on_bad:success wrap:success]" {
 			t.Fatalf("the DAG run: ran %v, states %v\n%s", ran, state, yml)
 		}
-		db := remote.db()
+		db := remote.DB()
 		if got := runHistory(t, db, 1); !slices.Equal(got, want) {
 			t.Fatalf("the remote history differs from the local one:\nremote %q\nlocal  %q", got, want)
 		}
@@ -212,10 +213,10 @@ func TestRemoteModeEndToEnd(t *testing.T) {
 
 		// As the reference says: the local run is a HUMAN's MANUAL run of
 		// today under a manual key, the remote run the orchestrator's.
-		if got := scalar(t, local.db(), `SELECT TRIGGER_KIND || ' ' || STARTED_BY_KIND || ' ' || SUBSTR(RUN_KEY, 1, 7) FROM AUD_PIPELINES_RUN_LOG`); got != "MANUAL HUMAN manual:" {
+		if got := e2e.Scalar(t, local.DB(), `SELECT TRIGGER_KIND || ' ' || STARTED_BY_KIND || ' ' || SUBSTR(RUN_KEY, 1, 7) FROM AUD_PIPELINES_RUN_LOG`); got != "MANUAL HUMAN manual:" {
 			t.Errorf("the local run: %s", got)
 		}
-		if got := scalar(t, db, `SELECT TRIGGER_KIND || ' ' || STARTED_BY || ' ' || STARTED_BY_KIND || ' ' || RUN_KEY || ' ' || CAST(RUN_DATE AS VARCHAR)
+		if got := e2e.Scalar(t, db, `SELECT TRIGGER_KIND || ' ' || STARTED_BY || ' ' || STARTED_BY_KIND || ' ' || RUN_KEY || ' ' || CAST(RUN_DATE AS VARCHAR)
 			FROM AUD_PIPELINES_RUN_LOG`); got != "ORCHESTRATOR airflow ORCHESTRATOR orchestrator:"+dagRunID+" "+dataIntervalD {
 			t.Errorf("the remote run: %s", got)
 		}
@@ -226,14 +227,14 @@ func TestRemoteModeEndToEnd(t *testing.T) {
 		if len(actions) != 7 || slices.ContainsFunc(actions, func(a string) bool { return a != "airflow ORCHESTRATOR" }) {
 			t.Errorf("the run actions %v", actions)
 		}
-		if n := count(t, db, "SELECT count(*) FROM AUD_ACTIONS WHERE CAST(ARGUMENTS AS VARCHAR) LIKE $1", "%"+dagRunID+"%"); n != 7 {
+		if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_ACTIONS WHERE CAST(ARGUMENTS AS VARCHAR) LIKE $1", "%"+dagRunID+"%"); n != 7 {
 			t.Errorf("%d of the 7 actions record the DAG run id", n)
 		}
 
 		// An orchestrator retry of a task that ran: a second attempt on the
 		// same task run of the same run, which it reopens until the next
 		// finalize ends it again.
-		taskRun := scalar(t, db, `SELECT CAST(r.TASK_RUN_ID AS VARCHAR) FROM AUD_TASK_RUN_LOG r JOIN CFG_TASKS c ON c.TASK_ID = r.TASK_ID WHERE c.TASK_CODE = 'load'`)
+		taskRun := e2e.Scalar(t, db, `SELECT CAST(r.TASK_RUN_ID AS VARCHAR) FROM AUD_TASK_RUN_LOG r JOIN CFG_TASKS c ON c.TASK_ID = r.TASK_ID WHERE c.TASK_CODE = 'load'`)
 		steps, _ := dagSteps(t, yml)
 		command := func(id string) []string {
 			for _, s := range steps {
@@ -244,21 +245,21 @@ func TestRemoteModeEndToEnd(t *testing.T) {
 			t.Fatalf("no step %s", id)
 			return nil
 		}
-		if r := remote.run(orchestratorEnv, command("load")...); r.code != 0 || r.stdout != "load: SUCCESS\n" {
-			t.Fatalf("the re-delivered task: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+		if r := remote.Run(orchestratorEnv, command("load")...); r.Code != 0 || r.Stdout != "load: SUCCESS\n" {
+			t.Fatalf("the re-delivered task: exit %d %q\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		if got := scalar(t, db, `SELECT CAST(r.TASK_RUN_ID AS VARCHAR) || ' ' || p.STATUS || ' ' || CAST(r.ATTEMPT_COUNT AS VARCHAR)
+		if got := e2e.Scalar(t, db, `SELECT CAST(r.TASK_RUN_ID AS VARCHAR) || ' ' || p.STATUS || ' ' || CAST(r.ATTEMPT_COUNT AS VARCHAR)
 			FROM AUD_TASK_RUN_LOG r JOIN CFG_TASKS c ON c.TASK_ID = r.TASK_ID JOIN AUD_PIPELINES_RUN_LOG p ON p.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID
 			WHERE c.TASK_CODE = 'load'`); got != taskRun+" IN-PROGRESS 2" || attemptStatuses(t, db, 1, "load") != "SUCCESS SUCCESS" {
 			t.Fatalf("after the re-delivery: %s, attempts %s", got, attemptStatuses(t, db, 1, "load"))
 		}
-		if got := scalar(t, db, `SELECT ACTION || ' ' || REQUESTED_BY_KIND FROM AUD_RUN_INTERVENTIONS`); got != "REOPEN ORCHESTRATOR" {
+		if got := e2e.Scalar(t, db, `SELECT ACTION || ' ' || REQUESTED_BY_KIND FROM AUD_RUN_INTERVENTIONS`); got != "REOPEN ORCHESTRATOR" {
 			t.Errorf("intervention %q", got)
 		}
-		if r := remote.run(orchestratorEnv, command("__finalize__")...); r.code != 1 || !strings.HasPrefix(r.stdout, "ORCH: pipeline_run_id=1 FAILED") {
-			t.Fatalf("the second finalize: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+		if r := remote.Run(orchestratorEnv, command("__finalize__")...); r.Code != 1 || !strings.HasPrefix(r.Stdout, "ORCH: pipeline_run_id=1 FAILED") {
+			t.Fatalf("the second finalize: exit %d %q\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		if n := count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG"); n != 1 {
+		if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG"); n != 1 {
 			t.Errorf("%d runs", n)
 		}
 	})

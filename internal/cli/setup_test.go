@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 )
 
@@ -19,36 +20,36 @@ func lastLine(s string) string {
 
 func TestSetupCreatesThenMigratesThenHasNothingToDo(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		r := p.run(nil, "doctor")
-		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] Engine DB tables: the Engine DB has no etl-craft tables yet: run `etl-craft setup`") ||
-			!strings.HasSuffix(lastLine(r.stdout), "1 failed") {
-			t.Fatalf("doctor on a new project: %d\n%s", r.code, r.stdout)
+		r := p.Run(nil, "doctor")
+		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] Engine DB tables: the Engine DB has no etl-craft tables yet: run `etl-craft setup`") ||
+			!strings.HasSuffix(lastLine(r.Stdout), "1 failed") {
+			t.Fatalf("doctor on a new project: %d\n%s", r.Code, r.Stdout)
 		}
-		if r := p.ok("setup"); !strings.Contains(r.stdout, "setup: created the Engine DB tables\n") {
-			t.Fatalf("setup:\n%s", r.stdout)
+		if r := p.OK("setup"); !strings.Contains(r.Stdout, "setup: created the Engine DB tables\n") {
+			t.Fatalf("setup:\n%s", r.Stdout)
 		}
-		if r := p.ok("setup"); !strings.HasSuffix(r.stdout, "setup: the Engine DB is already up to date\n") {
-			t.Fatalf("second setup:\n%s", r.stdout)
+		if r := p.OK("setup"); !strings.HasSuffix(r.Stdout, "setup: the Engine DB is already up to date\n") {
+			t.Fatalf("second setup:\n%s", r.Stdout)
 		}
-		if r := p.ok("doctor"); !strings.Contains(r.stdout, "[OK  ] Engine DB migrations: up to date") || !strings.HasSuffix(lastLine(r.stdout), "0 failed") {
-			t.Fatalf("doctor after setup:\n%s", r.stdout)
+		if r := p.OK("doctor"); !strings.Contains(r.Stdout, "[OK  ] Engine DB migrations: up to date") || !strings.HasSuffix(lastLine(r.Stdout), "0 failed") {
+			t.Fatalf("doctor after setup:\n%s", r.Stdout)
 		}
-		p.write("migrations/0001_owner.sql", "CREATE TABLE project_owner (name VARCHAR);\n")
-		r = p.run(nil, "doctor")
-		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] Engine DB migrations: 1 pending: project/0001_owner.sql; run `etl-craft migrate`") {
-			t.Fatalf("doctor with a pending migration:\n%s", r.stdout)
+		p.Write("migrations/0001_owner.sql", "CREATE TABLE project_owner (name VARCHAR);\n")
+		r = p.Run(nil, "doctor")
+		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] Engine DB migrations: 1 pending: project/0001_owner.sql; run `etl-craft migrate`") {
+			t.Fatalf("doctor with a pending migration:\n%s", r.Stdout)
 		}
-		if r := p.ok("setup"); !strings.HasSuffix(r.stdout, "setup: applied 0001_owner.sql\n") {
-			t.Fatalf("setup with a pending migration:\n%s", r.stdout)
+		if r := p.OK("setup"); !strings.HasSuffix(r.Stdout, "setup: applied 0001_owner.sql\n") {
+			t.Fatalf("setup with a pending migration:\n%s", r.Stdout)
 		}
-		p.ok("doctor")
-		db := p.db()
-		if n := count(t, db, "SELECT count(*) FROM AUD_ACTIONS WHERE COMMAND = 'setup'"); n != 3 {
+		p.OK("doctor")
+		db := p.DB()
+		if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_ACTIONS WHERE COMMAND = 'setup'"); n != 3 {
 			t.Fatalf("%d setup actions recorded, want 3", n)
 		}
-		if n := count(t, db, "SELECT count(*) FROM AUD_ACTIONS WHERE COMMAND = 'doctor'"); n != 0 {
+		if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_ACTIONS WHERE COMMAND = 'doctor'"); n != 0 {
 			t.Fatalf("doctor recorded %d actions", n)
 		}
 	})
@@ -56,21 +57,21 @@ func TestSetupCreatesThenMigratesThenHasNothingToDo(t *testing.T) {
 
 func TestSetupWithAFailingCheckChangesNothing(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.editConfig("jdbc:duckdb:warehouse.duckdb", "\"jdbc:duckdb:\"")
-		r := p.run(nil, "setup")
-		if r.code != 1 || !strings.Contains(r.stdout, "[FAIL] Warehouse: an in-memory DuckDB warehouse") ||
-			!strings.HasSuffix(r.stdout, "setup: nothing changed; fix the failed check(s) and run setup again\n") {
-			t.Fatalf("setup: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		p.EditConfig("jdbc:duckdb:warehouse.duckdb", "\"jdbc:duckdb:\"")
+		r := p.Run(nil, "setup")
+		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] Warehouse: an in-memory DuckDB warehouse") ||
+			!strings.HasSuffix(r.Stdout, "setup: nothing changed; fix the failed check(s) and run setup again\n") {
+			t.Fatalf("setup: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if kind == engine.SQLite {
-			if _, err := os.Stat(p.opts.Path); err == nil {
+			if _, err := os.Stat(p.Engine.Path); err == nil {
 				t.Fatal("setup created the SQLite file although a check failed")
 			}
 			return
 		}
-		if tables, _ := p.db().Tables(context.Background()); len(tables) != 0 {
+		if tables, _ := p.DB().Tables(context.Background()); len(tables) != 0 {
 			t.Fatalf("setup created %v although a check failed", tables)
 		}
 	})
@@ -78,21 +79,21 @@ func TestSetupWithAFailingCheckChangesNothing(t *testing.T) {
 
 func TestQuickstartInAnEmptyFolder(t *testing.T) {
 	t.Parallel()
-	p := &project{t: t, dir: t.TempDir()}
-	r := p.ok("quickstart")
-	dir := filepath.Join(p.dir, "etl-craft-quickstart")
-	if !strings.Contains(r.stdout, "quickstart: wrote the example project in "+dir) {
-		t.Fatalf("stdout:\n%s", r.stdout)
+	p := &e2e.Project{T: t, Dir: t.TempDir()}
+	r := p.OK("quickstart")
+	dir := filepath.Join(p.Dir, "etl-craft-quickstart")
+	if !strings.Contains(r.Stdout, "quickstart: wrote the example project in "+dir) {
+		t.Fatalf("stdout:\n%s", r.Stdout)
 	}
-	p.opts = engine.Options{Kind: engine.SQLite, Path: filepath.Join(dir, "etl-craft-engine.db")}
-	db := p.db()
-	if n := count(t, db, "SELECT count(*) FROM CFG_TASKS t JOIN CFG_PIPELINES p ON p.PIPELINE_ID = t.PIPELINE_ID WHERE p.PIPELINE_CODE = 'QUICKSTART_SALES'"); n != 7 {
+	p.Engine = engine.Options{Kind: engine.SQLite, Path: filepath.Join(dir, "etl-craft-engine.db")}
+	db := p.DB()
+	if n := e2e.Count(t, db, "SELECT count(*) FROM CFG_TASKS t JOIN CFG_PIPELINES p ON p.PIPELINE_ID = t.PIPELINE_ID WHERE p.PIPELINE_CODE = 'QUICKSTART_SALES'"); n != 7 {
 		t.Fatalf("%d example tasks", n)
 	}
-	if n := count(t, db, "SELECT count(*) FROM CFG_TASK_DEPENDENCY"); n != 7 {
+	if n := e2e.Count(t, db, "SELECT count(*) FROM CFG_TASK_DEPENDENCY"); n != 7 {
 		t.Fatalf("%d example dependencies", n)
 	}
-	if n := count(t, db, "SELECT count(*) FROM CFG_PIPELINES WHERE RUN_SCHEDULE = '0 6 * * *' AND SCHEDULE_TIMEZONE = 'UTC'"); n != 1 {
+	if n := e2e.Count(t, db, "SELECT count(*) FROM CFG_PIPELINES WHERE RUN_SCHEDULE = '0 6 * * *' AND SCHEDULE_TIMEZONE = 'UTC'"); n != 1 {
 		t.Fatalf("%d scheduled example pipelines", n)
 	}
 	for _, want := range []string{"QUICKSTART_SALES: pipeline_run_id=1 SUCCESS\n", "large_order\t103\tREPORT\n",
@@ -104,33 +105,33 @@ func TestQuickstartInAnEmptyFolder(t *testing.T) {
 			"  its offset (AUD_TASK_OFFSET_TRACKER), where the next run starts reading, is now TEXT 2026-01-07.\n",
 		"QUICKSTART_SALES: RUN_SCHEDULE 0 6 * * *, next tick " + nextSixUTC(time.Now()) + ". To run it on schedule (docs/server.md):\n" +
 			"  etl-craft --config " + filepath.Join(dir, "craft-connector.yml") + " server\n"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Fatalf("quickstart output lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Fatalf("quickstart output lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	if strings.Contains(r.stderr, "level=INFO") {
-		t.Fatalf("quickstart logged at INFO without --log-level:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "level=INFO") {
+		t.Fatalf("quickstart logged at INFO without --log-level:\n%s", r.Stderr)
 	}
-	wh := &project{t: t, dir: dir}
+	wh := &e2e.Project{T: t, Dir: dir}
 	rates := "SELECT rate_date || ' ' || currency || ' ' || per_usd FROM main.exchange_rates ORDER BY 1"
-	if got := wh.duckRows(rates); len(got) != 6 || got[0] != "2026-01-05 EUR 0.9312000000" || got[5] != "2026-01-07 GBP 0.7974000000" {
+	if got := wh.WarehouseRows(rates); len(got) != 6 || got[0] != "2026-01-05 EUR 0.9312000000" || got[5] != "2026-01-07 GBP 0.7974000000" {
 		t.Fatalf("main.exchange_rates: %q", got)
 	}
 	eur := "SELECT order_date || ' ' || revenue || ' ' || revenue_eur FROM main.daily_revenue_eur ORDER BY 1"
-	if got := wh.duckRows(eur); !slices.Equal(got, []string{"2026-01-05 200.50 186.71", "2026-01-06 352.25 327.13"}) {
+	if got := wh.WarehouseRows(eur); !slices.Equal(got, []string{"2026-01-05 200.50 186.71", "2026-01-06 352.25 327.13"}) {
 		t.Fatalf("main.daily_revenue_eur: %q", got)
 	}
 
-	r = p.ok("quickstart")
-	if !strings.Contains(r.stdout, "quickstart: reusing the project in "+dir) || !strings.Contains(r.stdout, "pipeline_run_id=2 SUCCESS") ||
-		!strings.Contains(r.stdout, "AUD_PIPELINES_RUN_LOG\twarehouse.main.AUD_PIPELINES_RUN_LOG\t2\n") ||
-		!strings.Contains(r.stdout, "  found no new rates in data/exchange_rates.csv; its offset (AUD_TASK_OFFSET_TRACKER) stays TEXT 2026-01-07.\n") {
-		t.Fatalf("second quickstart:\n%s", r.stdout)
+	r = p.OK("quickstart")
+	if !strings.Contains(r.Stdout, "quickstart: reusing the project in "+dir) || !strings.Contains(r.Stdout, "pipeline_run_id=2 SUCCESS") ||
+		!strings.Contains(r.Stdout, "AUD_PIPELINES_RUN_LOG\twarehouse.main.AUD_PIPELINES_RUN_LOG\t2\n") ||
+		!strings.Contains(r.Stdout, "  found no new rates in data/exchange_rates.csv; its offset (AUD_TASK_OFFSET_TRACKER) stays TEXT 2026-01-07.\n") {
+		t.Fatalf("second quickstart:\n%s", r.Stdout)
 	}
-	if n := count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'"); n != 2 {
+	if n := e2e.Count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'"); n != 2 {
 		t.Fatalf("%d successful runs", n)
 	}
-	if got := wh.duckRows(rates); len(got) != 6 {
+	if got := wh.WarehouseRows(rates); len(got) != 6 {
 		t.Fatalf("the second run loaded the rates again: %q", got)
 	}
 
@@ -143,10 +144,10 @@ func TestQuickstartInAnEmptyFolder(t *testing.T) {
 	if err := os.WriteFile(csv, append(b, "2026-01-08,EUR,0.9275\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = p.ok("quickstart")
-	if !strings.Contains(r.stdout, "  loaded 1 rate(s) from data/exchange_rates.csv into main.exchange_rates;\n") ||
-		!strings.Contains(r.stdout, "is now TEXT 2026-01-08.\n") {
-		t.Fatalf("third quickstart:\n%s", r.stdout)
+	r = p.OK("quickstart")
+	if !strings.Contains(r.Stdout, "  loaded 1 rate(s) from data/exchange_rates.csv into main.exchange_rates;\n") ||
+		!strings.Contains(r.Stdout, "is now TEXT 2026-01-08.\n") {
+		t.Fatalf("third quickstart:\n%s", r.Stdout)
 	}
 }
 
@@ -165,15 +166,15 @@ func nextSixUTC(now time.Time) string {
 // found again, running the quickstart again succeeds.
 func TestQuickstartWithoutPython(t *testing.T) {
 	t.Parallel()
-	p := &project{t: t, dir: t.TempDir()}
-	r := p.run([]string{"PATH=" + t.TempDir()}, "quickstart")
-	if r.code != 1 || !strings.Contains(r.stdout, "QUICKSTART_SALES: pipeline_run_id=1 FAILED — 1 task(s) did not succeed: load_exchange_rates (FAILED)") ||
-		!strings.Contains(r.stdout, "\nload_exchange_rates: the Python interpreter python3 cannot be found: install python3, or set Orchestration.Python\n") ||
-		!strings.Contains(r.stdout, "quickstart: the run failed; fix the cause, run quickstart again, or see\n") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	p := &e2e.Project{T: t, Dir: t.TempDir()}
+	r := p.Run([]string{"PATH=" + t.TempDir()}, "quickstart")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "QUICKSTART_SALES: pipeline_run_id=1 FAILED — 1 task(s) did not succeed: load_exchange_rates (FAILED)") ||
+		!strings.Contains(r.Stdout, "\nload_exchange_rates: the Python interpreter python3 cannot be found: install python3, or set Orchestration.Python\n") ||
+		!strings.Contains(r.Stdout, "quickstart: the run failed; fix the cause, run quickstart again, or see\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	r = p.ok("quickstart")
-	if !strings.Contains(r.stdout, "QUICKSTART_SALES: pipeline_run_id=2 SUCCESS\n") || !strings.Contains(r.stdout, "  loaded 6 rate(s)") {
-		t.Fatalf("quickstart with python3:\n%s", r.stdout)
+	r = p.OK("quickstart")
+	if !strings.Contains(r.Stdout, "QUICKSTART_SALES: pipeline_run_id=2 SUCCESS\n") || !strings.Contains(r.Stdout, "  loaded 6 rate(s)") {
+		t.Fatalf("quickstart with python3:\n%s", r.Stdout)
 	}
 }

@@ -5,31 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/lock"
 )
-
-// syncBuffer is a buffer a running process writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestTheLockWaitIsLoggedInTheChosenFormat holds the MIGRATE lock while
 // `migrate --log-format json` starts: its line saying that it waits is a
@@ -37,18 +19,18 @@ func (b *syncBuffer) String() string {
 // lock is released.
 func TestTheLockWaitIsLoggedInTheChosenFormat(t *testing.T) {
 	t.Parallel()
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.ok("init-db")
-		held, err := lock.Acquire(context.Background(), p.db(), lock.Migrate, 0)
+		p.OK("init-db")
+		held, err := lock.Acquire(context.Background(), p.DB(), lock.Migrate, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer held.Release()
 
-		cmd := p.command(nil, "--log-format", "json", "--log-level", "DEBUG", "migrate")
+		cmd := p.Command(nil, "--log-format", "json", "--log-level", "DEBUG", "migrate")
 		var stdout bytes.Buffer
-		stderr := &syncBuffer{}
+		stderr := &e2e.SyncBuffer{}
 		cmd.Stdout, cmd.Stderr = &stdout, stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -117,9 +99,9 @@ func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
 			"usage: etl-craft graph [flags] (see etl-craft graph --help)\n"},
 	}
 	for _, c := range cases {
-		r := p.run(nil, c.args...)
-		if r.code != 2 || r.stderr != c.want || r.stdout != "" {
-			t.Errorf("etl-craft %s: exit %d\nstdout %q\nstderr %q\nwant   %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.want)
+		r := p.Run(nil, c.args...)
+		if r.Code != 2 || r.Stderr != c.want || r.Stdout != "" {
+			t.Errorf("etl-craft %s: exit %d\nstdout %q\nstderr %q\nwant   %q", strings.Join(c.args, " "), r.Code, r.Stdout, r.Stderr, c.want)
 		}
 	}
 }
@@ -130,17 +112,17 @@ func TestCommandLineMistakesAreUsageErrors(t *testing.T) {
 func TestPostgresErrorsShowTheServersDetailAndHint(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, engine.Postgres, "")
-	p.ok("init-db")
-	p.write("migrations/0001_codes.sql", "CREATE TABLE codes_in_use (id VARCHAR NOT NULL, code VARCHAR);\n"+
+	p.OK("init-db")
+	p.Write("migrations/0001_codes.sql", "CREATE TABLE codes_in_use (id VARCHAR NOT NULL, code VARCHAR);\n"+
 		"INSERT INTO codes_in_use (code) VALUES ('SALES_DAILY.load_order');\n")
-	r := p.run(nil, "migrate")
-	if r.code != 13 || !strings.Contains(r.stderr, `null value in column "id" of relation "codes_in_use" violates not-null constraint (SQLSTATE 23502)`+"\n"+
+	r := p.Run(nil, "migrate")
+	if r.Code != 13 || !strings.Contains(r.Stderr, `null value in column "id" of relation "codes_in_use" violates not-null constraint (SQLSTATE 23502)`+"\n"+
 		"DETAIL: Failing row contains (null, SALES_DAILY.load_order).\n") {
-		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)
+		t.Fatalf("migrate: exit %d\n%s", r.Code, r.Stderr)
 	}
-	p.write("migrations/0001_codes.sql", "SELECT no_such_function(1);\n")
-	r = p.run(nil, "migrate")
-	if r.code != 13 || !strings.Contains(r.stderr, "(SQLSTATE 42883)\nHINT: No function matches the given name and argument types.") {
-		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)
+	p.Write("migrations/0001_codes.sql", "SELECT no_such_function(1);\n")
+	r = p.Run(nil, "migrate")
+	if r.Code != 13 || !strings.Contains(r.Stderr, "(SQLSTATE 42883)\nHINT: No function matches the given name and argument types.") {
+		t.Fatalf("migrate: exit %d\n%s", r.Code, r.Stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/apitoken"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 )
 
@@ -72,26 +73,26 @@ type tokenDocument struct {
 // SHA-256; list never shows a value; revoke, expiry, refusals with their
 // exit statuses, and the masked requests in AUD_ACTIONS.
 func TestTokenCommands(t *testing.T) {
-	eachKind(t, func(t *testing.T, kind engine.Kind) {
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
 		p := newProject(t, kind, "")
-		p.ok("init-db")
-		db := p.db()
+		p.OK("init-db")
+		db := p.DB()
 		alice := []string{"ETL_CRAFT_ACTOR=alice@test"}
 		var values []string
 		// every run's output is checked for the token values at the end.
 		var outputs []string
-		run := func(args ...string) result {
+		run := func(args ...string) e2e.Result {
 			t.Helper()
-			r := p.run(alice, args...)
-			outputs = append(outputs, r.stdout+r.stderr)
+			r := p.Run(alice, args...)
+			outputs = append(outputs, r.Stdout+r.Stderr)
 			return r
 		}
 
 		before := time.Now().UTC().Add(-time.Second)
 		r := run("token", "create", "--name", "chat-bot", "--role", "operator", "--expires", "90d", "--log-level", "DEBUG")
-		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-		if r.code != 0 || len(lines) != 2 {
-			t.Fatalf("create: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+		if r.Code != 0 || len(lines) != 2 {
+			t.Fatalf("create: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		bot := parseTokenLine(t, lines[0])
 		value := lines[1]
@@ -103,8 +104,8 @@ func TestTokenCommands(t *testing.T) {
 			bot.expiresAt.Before(before.Add(90*24*time.Hour).Truncate(time.Second)) || bot.expiresAt.After(time.Now().Add(90*24*time.Hour)) {
 			t.Fatalf("create line %+v", bot)
 		}
-		if !strings.Contains(r.stderr, "store the token now") {
-			t.Fatalf("create does not tell to store the token now:\n%s", r.stderr)
+		if !strings.Contains(r.Stderr, "store the token now") {
+			t.Fatalf("create does not tell to store the token now:\n%s", r.Stderr)
 		}
 		var stored, by, role string
 		err := db.QueryRowContext(t.Context(), `SELECT TOKEN_SHA256, CREATED_BY, ROLE FROM CFG_API_TOKENS WHERE TOKEN_ID = $1`, bot.id).
@@ -119,13 +120,13 @@ func TestTokenCommands(t *testing.T) {
 
 		r = run("token", "create", "--name", "dashboard", "--role", "viewer", "--format", "json")
 		var doc tokenDocument
-		if err := jsonUnmarshal(r.stdout, &doc); err != nil || r.code != 0 {
-			t.Fatalf("create json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		if err := jsonUnmarshal(r.Stdout, &doc); err != nil || r.Code != 0 {
+			t.Fatalf("create json: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 		}
 		if doc.Schema != "etl-craft/token/1" || doc.TokenID != bot.id+1 || doc.Name != "dashboard" || doc.Role != "viewer" ||
 			doc.State != "ACTIVE" || doc.CreatedBy != "alice@test" || !strings.HasSuffix(doc.CreatedAt, "+00:00") ||
 			doc.ExpiresAt != nil || doc.RevokedAt != nil || doc.Value == nil {
-			t.Fatalf("create document %+v\n%s", doc, r.stdout)
+			t.Fatalf("create document %+v\n%s", doc, r.Stdout)
 		}
 		dashboard, dashboardID := *doc.Value, doc.TokenID
 		values = append(values, dashboard)
@@ -158,22 +159,22 @@ func TestTokenCommands(t *testing.T) {
 			r := run(c.args...)
 			if c.words == "" {
 				// An empty --expires is the default: a token that never expires.
-				if r.code != 0 {
-					t.Fatalf("%v: exit %d\n%s", c.args, r.code, r.stderr)
+				if r.Code != 0 {
+					t.Fatalf("%v: exit %d\n%s", c.args, r.Code, r.Stderr)
 				}
-				values = append(values, strings.Split(strings.TrimSpace(r.stdout), "\n")[1])
+				values = append(values, strings.Split(strings.TrimSpace(r.Stdout), "\n")[1])
 				continue
 			}
-			wantExit(t, r, 2, c.words)
+			e2e.WantExit(t, r, 2, c.words)
 		}
-		wantExit(t, run("token", "create", "--name", "chat-bot", "--role", "admin"), 2,
+		e2e.WantExit(t, run("token", "create", "--name", "chat-bot", "--role", "admin"), 2,
 			`--name: the token's name "chat-bot" is taken by API token `+strconv.FormatInt(bot.id, 10)+", which is neither revoked nor expired")
 
 		// list shows every token, never a value.
 		r = run("token", "list")
-		lines = strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-		if r.code != 0 || len(lines) != 3 {
-			t.Fatalf("list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		lines = strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+		if r.Code != 0 || len(lines) != 3 {
+			t.Fatalf("list: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if l := parseTokenLine(t, lines[0]); l != bot {
 			t.Fatalf("list line %+v, created %+v", l, bot)
@@ -186,10 +187,10 @@ func TestTokenCommands(t *testing.T) {
 			Schema string          `json:"schema"`
 			Tokens []tokenDocument `json:"tokens"`
 		}
-		if err := jsonUnmarshal(r.stdout, &list); err != nil || r.code != 0 || list.Schema != "etl-craft/tokens/1" || len(list.Tokens) != 3 ||
+		if err := jsonUnmarshal(r.Stdout, &list); err != nil || r.Code != 0 || list.Schema != "etl-craft/tokens/1" || len(list.Tokens) != 3 ||
 			list.Tokens[0].Schema != "etl-craft/token/1" || list.Tokens[0].TokenID != bot.id || list.Tokens[0].State != "ACTIVE" ||
-			list.Tokens[1].ExpiresAt != nil || strings.Contains(r.stdout, `"value"`) {
-			t.Fatalf("list json: exit %d, %v\n%s", r.code, err, r.stdout)
+			list.Tokens[1].ExpiresAt != nil || strings.Contains(r.Stdout, `"value"`) {
+			t.Fatalf("list json: exit %d, %v\n%s", r.Code, err, r.Stdout)
 		}
 
 		// An expired token is listed as such, no longer authenticates, and
@@ -204,11 +205,11 @@ func TestTokenCommands(t *testing.T) {
 		}
 		r = run("token", "list", "--format", "json")
 		list.Tokens = nil
-		if err := jsonUnmarshal(r.stdout, &list); err != nil || list.Tokens[0].State != "EXPIRED" ||
+		if err := jsonUnmarshal(r.Stdout, &list); err != nil || list.Tokens[0].State != "EXPIRED" ||
 			*list.Tokens[0].ExpiresAt != "2026-01-02T03:04:05+00:00" {
-			t.Fatalf("expired token: %v\n%s", err, r.stdout)
+			t.Fatalf("expired token: %v\n%s", err, r.Stdout)
 		}
-		if l := parseTokenLine(t, strings.Split(run("token", "list").stdout, "\n")[0]); l.expires != "2026-01-02T03:04:05+00:00" {
+		if l := parseTokenLine(t, strings.Split(run("token", "list").Stdout, "\n")[0]); l.expires != "2026-01-02T03:04:05+00:00" {
 			t.Fatalf("expired token line %+v", l)
 		}
 		if _, err := apitoken.Authenticate(t.Context(), db, value); !errors.Is(err, apitoken.ErrExpired) {
@@ -216,31 +217,31 @@ func TestTokenCommands(t *testing.T) {
 		}
 		r = run("token", "create", "--name", "chat-bot", "--role", "operator", "--format", "json")
 		doc = tokenDocument{}
-		if err := jsonUnmarshal(r.stdout, &doc); err != nil || r.code != 0 || doc.Value == nil {
-			t.Fatalf("a new token under an expired token's name: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		if err := jsonUnmarshal(r.Stdout, &doc); err != nil || r.Code != 0 || doc.Value == nil {
+			t.Fatalf("a new token under an expired token's name: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 		}
 		rotated := doc.TokenID
 		values = append(values, *doc.Value)
 
 		// revoke
 		r = run("token", "revoke", "--token-id", strconv.FormatInt(rotated, 10))
-		revoked := parseTokenLine(t, strings.TrimSuffix(r.stdout, "\n"))
-		if r.code != 0 || revoked.id != rotated || revoked.name != "chat-bot" || revoked.revokedTime.Before(before.Truncate(time.Second)) {
-			t.Fatalf("revoke: exit %d %+v\n%s%s", r.code, revoked, r.stdout, r.stderr)
+		revoked := parseTokenLine(t, strings.TrimSuffix(r.Stdout, "\n"))
+		if r.Code != 0 || revoked.id != rotated || revoked.name != "chat-bot" || revoked.revokedTime.Before(before.Truncate(time.Second)) {
+			t.Fatalf("revoke: exit %d %+v\n%s%s", r.Code, revoked, r.Stdout, r.Stderr)
 		}
 		if _, err := apitoken.Authenticate(t.Context(), db, *doc.Value); !errors.Is(err, apitoken.ErrRevoked) {
 			t.Fatalf("a revoked token authenticates: %v", err)
 		}
 		r = run("token", "revoke", "--token-id", strconv.FormatInt(dashboardID, 10), "--format", "json")
 		doc = tokenDocument{}
-		if err := jsonUnmarshal(r.stdout, &doc); err != nil || r.code != 0 || doc.Schema != "etl-craft/token/1" ||
+		if err := jsonUnmarshal(r.Stdout, &doc); err != nil || r.Code != 0 || doc.Schema != "etl-craft/token/1" ||
 			doc.Name != "dashboard" || doc.State != "REVOKED" || doc.RevokedAt == nil || doc.Value != nil {
-			t.Fatalf("revoke json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+			t.Fatalf("revoke json: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 		}
-		wantExit(t, run("token", "revoke", "--token-id", strconv.FormatInt(rotated, 10)), 2,
+		e2e.WantExit(t, run("token", "revoke", "--token-id", strconv.FormatInt(rotated, 10)), 2,
 			"API token "+strconv.FormatInt(rotated, 10)+" (chat-bot) was already revoked at "+revoked.revoked+"; nothing to revoke")
-		wantExit(t, run("token", "revoke", "--token-id", "999"), 24, "no API token has TOKEN_ID 999")
-		if l := parseTokenLine(t, strings.Split(run("token", "list").stdout, "\n")[3]); l != revoked {
+		e2e.WantExit(t, run("token", "revoke", "--token-id", "999"), 24, "no API token has TOKEN_ID 999")
+		if l := parseTokenLine(t, strings.Split(run("token", "list").Stdout, "\n")[3]); l != revoked {
 			t.Fatalf("list after revoke %+v, revoke printed %+v", l, revoked)
 		}
 

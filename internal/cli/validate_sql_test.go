@@ -8,16 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 )
 
 func TestValidateChecksSQLTaskParameters(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
-	p.write("migrations/0001_p.sql", `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('P', 'P', 'FULL');
+	p.Write("migrations/0001_p.sql", `INSERT INTO CFG_PIPELINES (PIPELINE_CODE, PIPELINE_NAME, REFRESH_TYPE) VALUES ('P', 'P', 'FULL');
 WITH t (code) AS (VALUES ('good'), ('no_action'), ('typo'))
 INSERT INTO CFG_TASKS (TASK_CODE, TASK_TYPE, PIPELINE_ID, HANDLER)
-SELECT t.code, 'ETL', p.PIPELINE_ID, 'SQL' FROM t LEFT JOIN CFG_PIPELINES p ON p.PIPELINE_CODE = 'P';
+SELECT t.Code, 'ETL', p.PIPELINE_ID, 'SQL' FROM t LEFT JOIN CFG_PIPELINES p ON p.PIPELINE_CODE = 'P';
 WITH v (task, name, value) AS (VALUES
   ('good', 'SQL_ACTION', 'CREATE_TABLE'), ('good', 'TARGET_OBJECT', 'main.t'), ('good', 'SOURCE_SQL', 'SELECT 1 AS id'),
   ('no_action', 'TARGET_OBJECT', 'main.u'), ('no_action', 'SOURCE_SQL', 'SELECT 1 AS id'),
@@ -26,19 +27,19 @@ WITH v (task, name, value) AS (VALUES
 INSERT INTO CFG_TASK_PARAMETERS (TASK_ID, PARAMETER_NAME, PARAMETER_VALUE)
 SELECT t.TASK_ID, v.name, v.value FROM v LEFT JOIN CFG_TASKS t ON t.TASK_CODE = v.task;
 `)
-	p.ok("setup")
-	r := p.run(nil, "validate", "--pipeline_code", "P")
-	if r.code != 1 {
-		t.Fatalf("validate exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+	p.OK("setup")
+	r := p.Run(nil, "validate", "--pipeline_code", "P")
+	if r.Code != 1 {
+		t.Fatalf("validate exited %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{"[FAIL] P.no_action: ", "SQL_ACTION", "[WARN] P.typo: ", "TARGET_OBJECT",
 		"checked 1 pipeline(s) and 3 task(s): 1 failed, 1 warning(s)"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("validate output lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "P.good") {
-		t.Errorf("a valid task was reported:\n%s", r.stdout)
+	if strings.Contains(r.Stdout, "P.good") {
+		t.Errorf("a valid task was reported:\n%s", r.Stdout)
 	}
 }
 
@@ -69,29 +70,29 @@ FROM rules LEFT JOIN CFG_TASKS t ON t.TASK_CODE = 'check';
 func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, engine.SQLite, "")
-	p.ok("setup")
-	p.write("migrations/0001_sql.sql", sqlPipeline("P", createTable("load", "main.t", "SELECT 1 AS id")))
-	p.ok("migrate")
-	if r := p.ok("validate"); r.stdout != "checked 1 pipeline(s) and 1 task(s): 0 failed, 0 warning(s)\n" {
-		t.Fatalf("%q", r.stdout)
+	p.OK("setup")
+	p.Write("migrations/0001_sql.sql", e2e.Pipeline("P", e2e.CreateTable("load", "main.t", "SELECT 1 AS id")))
+	p.OK("migrate")
+	if r := p.OK("validate"); r.Stdout != "checked 1 pipeline(s) and 1 task(s): 0 failed, 0 warning(s)\n" {
+		t.Fatalf("%q", r.Stdout)
 	}
-	if _, err := os.Stat(filepath.Join(p.dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(p.Dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("validate without rules tasks touched the warehouse: %v", err)
 	}
-	p.write("migrations/0002_q.sql", rulesAndAlert)
-	p.ok("migrate")
+	p.Write("migrations/0002_q.sql", rulesAndAlert)
+	p.OK("migrate")
 	// Before the first run there is no DuckDB file: validate says so once,
 	// as information (every new project is so), and creates none.
-	r := p.run(nil, "validate", "--pipeline_code", "Q")
-	if r.code != 1 || !strings.Contains(r.stdout, "[INFO] warehouse: the DuckDB warehouse ") || !strings.Contains(r.stdout, "does not exist yet") ||
-		!strings.Contains(r.stdout, "checked 1 pipeline(s) and 2 task(s): 2 failed, 0 warning(s)") {
-		t.Errorf("a warehouse file not made yet: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := p.Run(nil, "validate", "--pipeline_code", "Q")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "[INFO] warehouse: the DuckDB warehouse ") || !strings.Contains(r.Stdout, "does not exist yet") ||
+		!strings.Contains(r.Stdout, "checked 1 pipeline(s) and 2 task(s): 2 failed, 0 warning(s)") {
+		t.Errorf("a warehouse file not made yet: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if _, err := os.Stat(filepath.Join(p.dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(p.Dir, "warehouse.duckdb")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("validate created the warehouse file: %v", err)
 	}
-	p.duckExec("CREATE TABLE main.orders (id INTEGER, amount INTEGER)")
-	r = p.run(nil, "validate", "--pipeline_code", "Q")
+	p.WarehouseExec("CREATE TABLE main.orders (id INTEGER, amount INTEGER)")
+	r = p.Run(nil, "validate", "--pipeline_code", "Q")
 	want := []string{
 		"[FAIL] Q.alert: EMAIL_TO is required: the recipients, separated by |",
 		"[FAIL] Q.alert: EMAIL_SUBJECT is required",
@@ -100,24 +101,24 @@ func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
 		"[FAIL] Q.check: business rule no_table: the TARGET_TABLE main.nowhere does not exist, and no task that runs before check creates it",
 		"checked 1 pipeline(s) and 2 task(s): 5 failed, 0 warning(s)",
 	}
-	if r.code != 1 {
-		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, w := range want {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("validate output lacks %q:\n%s", w, r.stdout)
+		if !strings.Contains(r.Stdout, w) {
+			t.Errorf("validate output lacks %q:\n%s", w, r.Stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "rule good") {
-		t.Errorf("the good rule was reported:\n%s", r.stdout)
+	if strings.Contains(r.Stdout, "rule good") {
+		t.Errorf("the good rule was reported:\n%s", r.Stdout)
 	}
 
-	p.withWarehouse("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://127.0.0.1:1/nowhere?sslmode=disable\n"+
+	p.WithWarehouse("Warehouse:\n  Name: Postgres\n  dev:\n    jdbc_url: jdbc:postgresql://127.0.0.1:1/nowhere?sslmode=disable\n"+
 		"    schema: public\n    auth_mode: password\n    user: nobody\n    secret: WAREHOUSE_SECRET\n", []string{"WAREHOUSE_SECRET=x"})
-	r = p.run(nil, "validate", "--pipeline_code", "Q")
-	if r.code != 1 || !strings.Contains(r.stdout, "[WARN] warehouse: could not connect (") ||
-		!strings.Contains(r.stdout, "): business rules' target tables, key columns and SQL were not checked against it\n") ||
-		!strings.Contains(r.stdout, "checked 1 pipeline(s) and 2 task(s): 2 failed, 1 warning(s)") {
-		t.Errorf("an unreachable warehouse: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = p.Run(nil, "validate", "--pipeline_code", "Q")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "[WARN] warehouse: could not connect (") ||
+		!strings.Contains(r.Stdout, "): business rules' target tables, key columns and SQL were not checked against it\n") ||
+		!strings.Contains(r.Stdout, "checked 1 pipeline(s) and 2 task(s): 2 failed, 1 warning(s)") {
+		t.Errorf("an unreachable warehouse: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -220,6 +220,17 @@ func (p *Project) Config() string {
 	return string(b)
 }
 
+// EditConfig replaces the first old in the project's craft-connector.yml,
+// which must hold it, with new.
+func (p *Project) EditConfig(old, new string) {
+	p.T.Helper()
+	yml := p.Config()
+	if !strings.Contains(yml, old) {
+		p.T.Fatalf("craft-connector.yml lacks %q", old)
+	}
+	p.Write("craft-connector.yml", strings.Replace(yml, old, new, 1))
+}
+
 // WithWarehouse replaces the Warehouse section, keeping any Cloning section
 // after it, and adds env to the commands' environment.
 func (p *Project) WithWarehouse(section string, env []string) {

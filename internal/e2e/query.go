@@ -3,12 +3,11 @@ package e2e
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/records"
 )
 
@@ -42,46 +41,12 @@ func Scalar(t testing.TB, db Querier, query string, args ...any) string {
 	return s.String
 }
 
-// QueryRows returns the query's rows, each as its columns' text joined by
-// spaces, NULL for a null.
+// QueryRows returns the query's rows, each as its values joined by spaces:
+// NULL as NULL, timestamps as the Engine DB's UTC text (see
+// enginetest.Rows).
 func QueryRows(t testing.TB, db Querier, query string, args ...any) []string {
 	t.Helper()
-	rs, err := db.QueryContext(context.Background(), query, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for rs.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			switch v := v.(type) {
-			case nil:
-				parts[i] = "NULL"
-			case []byte:
-				parts[i] = string(v)
-			default:
-				parts[i] = fmt.Sprint(v)
-			}
-		}
-		out = append(out, strings.Join(parts, " "))
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return out
+	return enginetest.JoinedRows(t, db, " ", query, args...)
 }
 
 // MustExec runs statements, failing the test at the first error.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/actor"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/handler"
@@ -141,29 +142,11 @@ type fixture struct {
 	b    *pipelinetest.Builder
 	h    *testHandler
 	opts Options
-	logs *syncBuffer
-}
-
-// syncBuffer is a buffer that goroutines may write together.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs *e2e.SyncBuffer
 }
 
 func newFixture(t *testing.T, db *engine.DB) *fixture {
-	f := &fixture{t: t, db: db, b: pipelinetest.New(t, db), h: newTestHandler(), logs: &syncBuffer{}}
+	f := &fixture{t: t, db: db, b: pipelinetest.New(t, db), h: newTestHandler(), logs: &e2e.SyncBuffer{}}
 	f.opts = Options{
 		DB:       db,
 		Handlers: handler.Registry{pipeline.HandlerPython: f.h, pipeline.HandlerEmailAlert: f.h},

@@ -105,6 +105,10 @@ func acquireDuckDB(path string) (*sql.DB, *openedFile, func() error, error) {
 		// Keep the connections parallel tasks use: each new one runs the
 		// session set-up again.
 		db.SetMaxIdleConns(duckdbIdleConns)
+		if err := registerParts(db); err != nil {
+			db.Close()
+			return nil, exit.Wrap(exit.Configuration, err, "could not open the DuckDB warehouse %s", path)
+		}
 		return db, nil
 	}
 	if path == "" {

@@ -2,6 +2,7 @@ package warehouse
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -68,15 +69,6 @@ func (p duckdbParts) BulkLoadParts(ctx context.Context, t Table, cols []Column, 
 	id := partsLoadID.Add(1)
 	partsLoads.Store(id, l)
 	defer partsLoads.Delete(id)
-	// Registering again replaces the function (the same one) in the
-	// database's catalog, in this transaction: so it exists in every
-	// database this process opens, opened again or not.
-	if err := duckdb.RegisterTableUDF(p.tx.conn, partsFunction, duckdb.ParallelChunkTableFunction{
-		Config:        duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{duckdbTypeInfo(BigInt)}},
-		BindArguments: bindParts,
-	}); err != nil {
-		return 0, fmt.Errorf("registering the DuckDB table function %s: %w", partsFunction, err)
-	}
 	// DuckDB inserts in parallel only rows whose order need not be kept; a
 	// mirror's rows have no order. The setting is this connection's, and
 	// is put back when the transaction ends.
@@ -99,6 +91,25 @@ func (p duckdbParts) BulkLoadParts(ctx context.Context, t Table, cols []Column, 
 		return 0, err
 	}
 	return l.loaded.Load(), nil
+}
+
+// registerParts registers the table function in a database just opened,
+// before anything else uses it: once per database, as registering changes
+// the catalog, which two registrations at once (two loads starting
+// together) would both change, and one of them fail.
+func registerParts(db *sql.DB) error {
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := duckdb.RegisterTableUDF(conn, partsFunction, duckdb.ParallelChunkTableFunction{
+		Config:        duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{duckdbTypeInfo(BigInt)}},
+		BindArguments: bindParts,
+	}); err != nil {
+		return fmt.Errorf("registering the DuckDB table function %s: %w", partsFunction, err)
+	}
+	return nil
 }
 
 // bindParts finds the load whose id the table function is called with.

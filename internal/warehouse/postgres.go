@@ -76,6 +76,7 @@ func openPostgres(d Dialect, opts Options) (Warehouse, error) {
 		catalog: catalog,
 		desc:    dsn,
 		bulk:    postgresCopy,
+		guard:   postgresGuard,
 	}, nil
 }
 

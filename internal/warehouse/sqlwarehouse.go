@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"iter"
 	"os"
 
@@ -26,6 +27,9 @@ type sqlWarehouse struct {
 	// file is the database file as it was opened; nil for a server.
 	file  *openedFile
 	close func() error // nil means db.Close
+	// guard locks a transaction's guarded objects for other processes;
+	// nil means they are guarded in this process only (see guard.go).
+	guard func(ctx context.Context, tx *sqlTx, objects []Table) error
 }
 
 func (w *sqlWarehouse) String() string  { return w.desc }
@@ -73,18 +77,33 @@ func scanColumns(rows *sql.Rows) ([]ColumnInfo, error) {
 	return cols, rows.Err()
 }
 
-func (w *sqlWarehouse) Begin(ctx context.Context) (Tx, error) {
+func (w *sqlWarehouse) Begin(ctx context.Context, guard ...Table) (Tx, error) {
+	unguard := func() {}
+	if len(guard) > 0 {
+		var err error
+		if unguard, err = holdGuards(ctx, w.guardKeys(guard)); err != nil {
+			return nil, err
+		}
+	}
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
+		unguard()
 		return nil, exit.Wrap(exit.ConnectionTest, err, "could not connect to the warehouse %s", w.desc)
 	}
-	t := &sqlTx{w: w, conn: conn, q: conn}
+	t := &sqlTx{w: w, conn: conn, q: conn, unguard: unguard}
 	if w.Capabilities().Transactions {
 		if t.tx, err = conn.BeginTx(ctx, nil); err != nil {
 			conn.Close()
+			unguard()
 			return nil, err
 		}
 		t.q = t.tx
+	}
+	if w.guard != nil && len(guard) > 0 {
+		if err := w.guard(ctx, t, guard); err != nil {
+			t.Rollback()
+			return nil, fmt.Errorf("waiting for another process writing %s: %w", guard[0].Full(), err)
+		}
 	}
 	return t, nil
 }
@@ -135,6 +154,8 @@ type sqlTx struct {
 	// after puts the connection's session back once the transaction ends,
 	// before the connection serves anything else.
 	after []string
+	// unguard gives back this process's guards of the transaction's objects.
+	unguard func()
 }
 
 func (t *sqlTx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -191,6 +212,7 @@ func (t *sqlTx) release() {
 		}
 	}
 	t.conn.Close()
+	t.unguard()
 }
 
 // insertRows loads rows with multi-row INSERTs of at most MaxBoundValues

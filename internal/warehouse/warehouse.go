@@ -131,7 +131,11 @@ type Warehouse interface {
 	Columns(ctx context.Context, schema, table string) ([]ColumnInfo, error)
 	// Begin starts a transaction. Where Capabilities().Transactions is
 	// false, each statement commits on its own and Rollback undoes nothing.
-	Begin(ctx context.Context) (Tx, error)
+	// The transaction holds the guard of each table in guard until it ends:
+	// the objects it will create or write (see guard.go). Another
+	// transaction guarding one of them, of this process or (on PostgreSQL)
+	// of any process, waits in Begin until then, or until ctx ends.
+	Begin(ctx context.Context, guard ...Table) (Tx, error)
 	// Verify checks that the warehouse is still the database it opened, so
 	// that what was written there is kept: a file warehouse (DuckDB) must
 	// still be the same file (device and inode) at its path, not removed or

@@ -200,12 +200,22 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// Rows runs a query on a database (an Engine DB, or any database/sql
-// handle) and returns each row as its values joined by "|": NULL as NULL,
-// timestamps and dates as the Engine DB's UTC text.
-func Rows(t testing.TB, q interface {
+// Querier is a database Rows reads: an Engine DB, or any database/sql
+// handle.
+type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, query string, args ...any) []string {
+}
+
+// Rows runs a query on a database and returns each row as its values
+// joined by "|": NULL as NULL, timestamps and dates as the Engine DB's UTC
+// text.
+func Rows(t testing.TB, q Querier, query string, args ...any) []string {
+	t.Helper()
+	return JoinedRows(t, q, "|", query, args...)
+}
+
+// JoinedRows is Rows with the values joined by sep.
+func JoinedRows(t testing.TB, q Querier, sep, query string, args ...any) []string {
 	t.Helper()
 	rows, err := q.QueryContext(context.Background(), query, args...)
 	if err != nil {
@@ -236,7 +246,7 @@ func Rows(t testing.TB, q interface {
 				parts[i] = fmt.Sprint(x)
 			}
 		}
-		out = append(out, strings.Join(parts, "|"))
+		out = append(out, strings.Join(parts, sep))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)

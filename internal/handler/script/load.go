@@ -539,12 +539,16 @@ func (s *session) engineMayPublish(ctx context.Context, l *load) (string, error)
 	return "", nil
 }
 
-// publishWithOutcome prepares the statements publishing each load (reading
-// the ledger, where an earlier attempt of the task run that published in
-// two steps may have noted it), and returns the function running them in
-// the Engine DB transaction that records the attempt's SUCCESS, with fully
-// qualified names. The loads are not noted in the ledger: they commit with
-// the outcome, so no retry can find them published and not recorded.
+// publishWithOutcome reads the ledger of each load (where an earlier
+// attempt of the task run that published in two steps may have noted it),
+// and returns the function publishing the loads in the Engine DB
+// transaction that records the attempt's SUCCESS, with fully qualified
+// names. There the loads' targets are guarded first, as a warehouse
+// transaction guards them (the Engine DB is the warehouse's database), and
+// read only then: loads of other tasks publishing into the same targets at
+// once publish one after the other, each seeing the target the one before
+// it left. The loads are not noted in the ledger: they commit with the
+// outcome, so no retry can find them published and not recorded.
 func (s *session) publishWithOutcome(ctx context.Context) (int64, func(context.Context, *engine.Tx) error, error) {
 	if err := s.use(ctx); err != nil {
 		return 0, nil, err
@@ -560,29 +564,40 @@ func (s *session) publishWithOutcome(ctx context.Context) (int64, func(context.C
 	}
 	defer tx.Rollback()
 	var loaded int64
-	stmts := make([][]string, len(s.loads))
+	done := make([]bool, len(s.loads))
+	targets := make([]warehouse.Table, len(s.loads))
 	for i, l := range s.loads {
 		ledger := s.ledger(l)
 		noted, err := a.DescribeTable(ctx, tx, ledger)
 		if err != nil {
 			return 0, nil, exit.Wrap(exit.Handler, err, "could not describe the load ledger %s", ledger.Full())
 		}
-		done := false
 		if len(noted) > 0 {
-			if done, err = s.published(ctx, tx, ledger, l); err != nil {
+			if done[i], err = s.published(ctx, tx, ledger, l); err != nil {
 				return 0, nil, err
 			}
 		}
-		if stmts[i], err = s.statements(ctx, a, tx, l, done); err != nil {
-			return 0, nil, err
-		}
+		targets[i] = l.target
 		loaded += l.rows
 	}
+	w := s.w // the dialect, once the warehouse is given back
 	return loaded, func(ctx context.Context, etx *engine.Tx) error {
+		failed := func(l *load, err error) error {
+			return exit.Wrap(exit.Handler, err, "could not publish the load of %s in the Engine DB transaction recording the attempt's SUCCESS", l.target.Full())
+		}
+		for _, st := range warehouse.GuardStatements(w, targets...) {
+			if err := etx.ExecRaw(ctx, st); err != nil {
+				return failed(s.loads[0], err)
+			}
+		}
 		for i, l := range s.loads {
-			for _, st := range stmts[i] {
+			exists, err := tableExists(ctx, etx, w, l.target)
+			if err != nil {
+				return failed(l, err)
+			}
+			for _, st := range publishStatements(w, l, exists, done[i]) {
 				if err := etx.ExecRaw(ctx, st); err != nil {
-					return exit.Wrap(exit.Handler, err, "could not publish the load of %s in the Engine DB transaction recording the attempt's SUCCESS", l.target.Full())
+					return failed(l, err)
 				}
 			}
 		}
@@ -590,36 +605,43 @@ func (s *session) publishWithOutcome(ctx context.Context) (int64, func(context.C
 	}, nil
 }
 
+// tableExists reports whether the table t of the warehouse d exists, read
+// in the Engine DB transaction tx in the warehouse's own database.
+func tableExists(ctx context.Context, tx *engine.Tx, d warehouse.Dialect, t warehouse.Table) (bool, error) {
+	q, args := warehouse.ColumnsQuery(d, t)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	return rows.Next(), rows.Err()
+}
+
 // ledger is the load ledger in a load's target schema.
 func (s *session) ledger(l *load) warehouse.Table {
 	return warehouse.Table{Catalog: l.target.Catalog, Schema: l.target.Schema, Name: s.w.Fold(ledgerName)}
 }
 
-// statements returns the statements publishing a load, reading its target
-// in tx; for a load an earlier attempt published (done), the one dropping
-// its staging table.
-func (s *session) statements(ctx context.Context, a warehouse.Actions, tx warehouse.Tx, l *load, done bool) ([]string, error) {
-	q := func(t warehouse.Table) string { return warehouse.Qualify(s.w, t) }
-	if done {
-		return []string{"DROP TABLE IF EXISTS " + q(l.stage)}, nil
-	}
-	existing, err := a.DescribeTable(ctx, tx, l.target)
-	if err != nil {
-		return nil, exit.Wrap(exit.Handler, err, "could not describe %s", l.target.Full())
-	}
+// publishStatements returns the statements publishing a load into its
+// target, which exists or not; for a load an earlier attempt published
+// (done), the one dropping its staging table.
+func publishStatements(d warehouse.Dialect, l *load, exists, done bool) []string {
+	q := func(t warehouse.Table) string { return warehouse.Qualify(d, t) }
 	switch {
-	case l.mode == modeAppend && len(existing) > 0:
+	case done:
+		return []string{"DROP TABLE IF EXISTS " + q(l.stage)}
+	case l.mode == modeAppend && exists:
 		names := make([]string, len(l.cols))
 		for i, c := range l.cols {
-			names[i] = s.w.Quote(c.Name)
+			names[i] = d.Quote(c.Name)
 		}
 		list := strings.Join(names, ", ")
 		return []string{"INSERT INTO " + q(l.target) + " (" + list + ") SELECT " + list + " FROM " + q(l.stage),
-			"DROP TABLE " + q(l.stage)}, nil
-	case len(existing) > 0: // replace
-		return []string{"DROP TABLE " + q(l.target), "ALTER TABLE " + q(l.stage) + " RENAME TO " + s.w.Quote(l.target.Name)}, nil
+			"DROP TABLE " + q(l.stage)}
+	case exists: // replace
+		return []string{"DROP TABLE " + q(l.target), "ALTER TABLE " + q(l.stage) + " RENAME TO " + d.Quote(l.target.Name)}
 	}
-	return []string{"ALTER TABLE " + q(l.stage) + " RENAME TO " + s.w.Quote(l.target.Name)}, nil
+	return []string{"ALTER TABLE " + q(l.stage) + " RENAME TO " + d.Quote(l.target.Name)}
 }
 
 // publishOne publishes one load in a warehouse transaction of its own that
@@ -633,12 +655,15 @@ func (s *session) publishOne(ctx context.Context, l *load) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	tx, err := s.w.Begin(ctx)
+	// The ledger and the target are guarded: loads publishing at once, of
+	// this task or others, create the ledger (and a new target) once, and
+	// publish one after the other.
+	ledger := s.ledger(l)
+	tx, err := s.w.Begin(ctx, ledger, l.target)
 	if err != nil {
 		return 0, exit.Wrap(exit.Handler, err, "could not begin publishing the load of %s", l.target.Full())
 	}
 	defer tx.Rollback()
-	ledger := s.ledger(l)
 	q := func(t warehouse.Table) string { return warehouse.Qualify(s.w, t) }
 	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+q(ledger)+" (task_run_id BIGINT, attempt_id BIGINT, load_number INTEGER, "+
 		"target VARCHAR(1000), load_mode VARCHAR(20), loaded_rows BIGINT)"); err != nil {
@@ -648,11 +673,11 @@ func (s *session) publishOne(ctx context.Context, l *load) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	stmts, err := s.statements(ctx, a, tx, l, done)
+	existing, err := a.DescribeTable(ctx, tx, l.target)
 	if err != nil {
-		return 0, err
+		return 0, exit.Wrap(exit.Handler, err, "could not describe %s", l.target.Full())
 	}
-	for _, st := range stmts {
+	for _, st := range publishStatements(s.w, l, len(existing) > 0, done) {
 		if _, err := tx.Exec(ctx, st); err != nil {
 			return 0, exit.Wrap(exit.Handler, err, "could not publish the load of %s", l.target.Full())
 		}

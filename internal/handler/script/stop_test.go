@@ -85,14 +85,17 @@ func TestTimeLimitKillsTheProcessGroup(t *testing.T) {
 			path := filepath.Join(e.dir, c.code+".pids")
 			params := strings.Replace(c.params, "{", `{"pids": "`+path+`", `, 1)
 			params = strings.Replace(params, ", }", "}", 1)
-			e.task(c.code, "hang.py", map[string]string{"INPUT_PARAMS": params, "TASK_TIMEOUT_SECONDS": "1"})
+			// Five seconds, not one: the limit runs from the process's
+			// start, and a loaded machine can take seconds to start Python
+			// and reach the pid file.
+			e.task(c.code, "hang.py", map[string]string{"INPUT_PARAMS": params, "TASK_TIMEOUT_SECONDS": "5"})
 		}
 		out := e.run()
 		want(t, "outcome", out.Status, run.RunFailed)
 		for code, n := range map[string]int{"sleeper": 1, "parent": 2} {
 			a := e.latest(code)
 			want(t, code+" status", a.status, "TIMED_OUT")
-			want(t, code+" ERROR_MESSAGE", a.message, "timed out after 1s and was stopped")
+			want(t, code+" ERROR_MESSAGE", a.message, "timed out after 5s and was stopped")
 			ps := pids(t, filepath.Join(e.dir, code+".pids"), n)
 			want(t, code+" recorded pid", a.pid, ps[0])
 			for _, pid := range ps {

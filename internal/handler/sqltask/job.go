@@ -101,9 +101,12 @@ func (j *job) guard(format string, args ...any) error {
 	return exit.Errorf(exit.SQLGuard, "%s: %s", j.tgt.name, fmt.Sprintf(format, args...))
 }
 
-// begin starts the attempt's warehouse transaction.
+// begin starts the attempt's warehouse transaction, guarding the target:
+// tasks writing one target at once write it one after the other, each
+// seeing what the one before committed (and so does the ROW_ID sequence
+// that is named by it).
 func (j *job) begin(ctx context.Context) error {
-	tx, err := j.w.Begin(ctx)
+	tx, err := j.w.Begin(ctx, j.tgt.table)
 	if err != nil {
 		return j.failed(ctx, "begin a warehouse transaction", "", err)
 	}

@@ -45,7 +45,7 @@ func Rehash(ctx context.Context, db *engine.DB, w warehouse.Warehouse, target st
 	if err != nil {
 		return r, err
 	}
-	tx, err := w.Begin(ctx)
+	tx, err := w.Begin(ctx, table)
 	if err != nil {
 		return r, err
 	}

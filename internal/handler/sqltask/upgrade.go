@@ -122,7 +122,7 @@ func upgradeTarget(ctx context.Context, w warehouse.Warehouse, name string, tabl
 	if err != nil {
 		return u, err
 	}
-	tx, err := w.Begin(ctx)
+	tx, err := w.Begin(ctx, table)
 	if err != nil {
 		return u, err
 	}
