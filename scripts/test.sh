@@ -7,6 +7,13 @@
 # it, and stops it. Extra arguments go to `go test` (default -race ./...: every
 # test under the race detector).
 #
+# Real Apache Airflow, for the tests of internal/airflow: each version of
+# scripts/airflow/requirements-*.txt is installed (scripts/airflow/install.sh)
+# into a virtual environment of its own under the cache folder, once, in the
+# background while the other tests run; ETL_CRAFT_AIRFLOW names the folders
+# and the Airflow tests wait for them. Debian's redis-server is the Celery
+# executor's broker there.
+#
 # The server also takes SSL, with a certificate from a throwaway CA made at
 # start-up; role etl_craft_cert logs in over SSL with a client certificate
 # that CA signs (the key_file tests make one), every other login with a
@@ -41,9 +48,10 @@ need sqlite3 "the guard tests use its shell" command -v sqlite3
 need chromium "the catalog site's browser tests" command -v chromium
 # Scripts run with Debian's /usr/bin/python3, where its python3-* packages
 # install (a PATH may hold another python3 first).
-need python3 "ingestion scripts and the Airflow loader test" test -x /usr/bin/python3
+need python3 "ingestion scripts" test -x /usr/bin/python3
 need python3-sqlalchemy "the reference's scripts import its text()" /usr/bin/python3 -c 'import sqlalchemy'
-need python3-yaml "the Airflow loader reads the DAG descriptors" /usr/bin/python3 -c 'import yaml'
+need python3-venv "the Airflow tests' virtual environments" python3 -c 'import ensurepip'
+need redis-server "the Celery executor's broker in the Airflow tests" command -v redis-server
 need npm "installs Redocly CLI, which lints the served OpenAPI document" command -v npm
 if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
@@ -70,6 +78,23 @@ if [ ! -x "$LINT_CACHE/node_modules/.bin/redocly" ]; then
 	fi
 fi
 [ -x "$LINT_CACHE/node_modules/.bin/redocly" ] && export ETL_CRAFT_REDOCLY="$LINT_CACHE/node_modules/.bin/redocly"
+
+# Each Airflow version, installed in the background when missing: a failed
+# install leaves <folder>.failed naming its log, which the tests print.
+AIRFLOW_DIRS=()
+for req in scripts/airflow/requirements-*.txt; do
+	version=${req#scripts/airflow/requirements-}
+	version=${version%.txt}
+	dir=$(scripts/airflow/install.sh --where "$version")
+	AIRFLOW_DIRS+=("$dir")
+	if [ ! -f "$dir/.etl-craft-installed" ]; then
+		log "installing Airflow $version into $dir in the background (log: $dir.log)"
+		mkdir -p "$(dirname "$dir")" && rm -f "$dir.failed"
+		(scripts/airflow/install.sh "$version" >"$dir.log" 2>&1 || echo "installing Airflow $version failed: see $dir.log" >"$dir.failed") &
+	fi
+done
+ETL_CRAFT_AIRFLOW=$(IFS=:; echo "${AIRFLOW_DIRS[*]}")
+export ETL_CRAFT_AIRFLOW
 
 free_port() {
 	local p
