@@ -60,7 +60,7 @@ func TestLocalExecutor(t *testing.T) {
 				if tis := d.taskInstances(r); tis["flaky"].tries != 2 || tis["flaky"].state != "success" {
 					t.Errorf("flaky in Airflow: %+v", tis["flaky"])
 				}
-				if _, tasks := engineRun(t, p, r.id); tasks["flaky"] != "SUCCESS 2 FAILED/airflow/ORCHESTRATOR SUCCESS/airflow/ORCHESTRATOR" {
+				if _, tasks := engineRun(t, p, r.dag, r.id); tasks["flaky"] != "SUCCESS 2 FAILED/airflow/ORCHESTRATOR SUCCESS/airflow/ORCHESTRATOR" {
 					t.Errorf("flaky in the Engine DB: %s", tasks["flaky"])
 				}
 			}
@@ -103,5 +103,58 @@ func TestLocalExecutor(t *testing.T) {
 			t.Fatalf("the DAG run of airflow dags test: %+v", tested)
 		}
 		agree(t, d, p, tested)
+
+		refusals(t, d, local)
 	})
+}
+
+// refusals runs DAGs of the local-mode project, where etl-craft judges the
+// gates itself, with `airflow dags test`: SALES_REPORT, whose pipeline gate
+// finds QUICKSTART_SALES's last run consumed by the local run, and BROKEN,
+// paused. Each step's log says why nothing ran, and the DAG run ends as
+// the Engine DB's run: SALES_REPORT's run SKIPPED and the DAG run a
+// success (no step failed), BROKEN with no run and the DAG run a success
+// (nothing was started).
+func refusals(t *testing.T, d *deployment, local *e2e.Project) {
+	t.Helper()
+	folder := filepath.Join(d.home, "local-dags")
+	writeDAGs(t, local, folder, demoPipelines...)
+	local.OK("pause", "--pipeline_code", brokenPipeline, "--reason", "warehouse maintenance")
+	env := append(stepEnv(local, filepath.Dir(e2e.Binary(t)), local.Dir), "AIRFLOW__CORE__DAGS_FOLDER="+folder)
+	for _, c := range []struct {
+		pipeline, date string
+		run            string   // the Engine DB's run, "" for none
+		logs           []string // in the output of airflow dags test
+	}{
+		{reportPipeline, "2026-11-07", "SKIPPED ORCHESTRATOR airflow ORCHESTRATOR", []string{
+			"SALES_REPORT: pipeline_run_id=", " SKIPPED — upstream pipeline QUICKSTART_SALES (SUCCESS) ",
+			"revenue_report: SKIPPED — pipeline_run_id=", " ended SKIPPED before this task ran, so it runs nothing",
+			" SKIPPED — it had already ended: nothing to finalize"}},
+		{brokenPipeline, "2026-11-08", "", []string{
+			"BROKEN: PAUSED — paused by ", ": warehouse maintenance; nothing was started",
+			"bad: PAUSED — paused by "}},
+	} {
+		out, err := d.try(env, "dags", "test", c.pipeline, c.date)
+		if err != nil {
+			t.Fatalf("airflow dags test %s: %v\n%s", c.pipeline, err, out)
+		}
+		var run dagRun
+		for _, r := range d.runs() {
+			if r.dag == c.pipeline && strings.Contains(r.id, c.date) {
+				run = r
+			}
+		}
+		got := ""
+		if n := e2e.Count(t, local.DB(), "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE RUN_KEY = $1", "orchestrator:"+run.id); n > 0 {
+			got, _ = engineRun(t, local, c.pipeline, run.id)
+		}
+		if run.state != "success" || got != c.run {
+			t.Errorf("%s: the DAG run %+v, the Engine DB's run %q, want success and %q\n%s", c.pipeline, run, got, c.run, out)
+		}
+		for _, want := range c.logs {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: the output of airflow dags test lacks %q:\n%s", c.pipeline, want, out)
+			}
+		}
+	}
 }
