@@ -79,15 +79,22 @@ if [ ! -x "$LINT_CACHE/node_modules/.bin/redocly" ]; then
 fi
 [ -x "$LINT_CACHE/node_modules/.bin/redocly" ] && export ETL_CRAFT_REDOCLY="$LINT_CACHE/node_modules/.bin/redocly"
 
-# Each Airflow version, installed in the background when missing: a failed
-# install leaves <folder>.failed naming its log, which the tests print.
+# Each Airflow version, installed in the background when missing and the
+# tests to run may include internal/airflow (no arguments, a pattern
+# ending in ..., or a path naming it): a failed install leaves <folder>.failed naming its log, which
+# the tests print.
+airflow_tested=false
+[ $# -eq 0 ] && airflow_tested=true
+for arg in "$@"; do
+	case "$arg" in *... | *airflow*) airflow_tested=true ;; esac
+done
 AIRFLOW_DIRS=()
 for req in scripts/airflow/requirements-*.txt; do
 	version=${req#scripts/airflow/requirements-}
 	version=${version%.txt}
 	dir=$(scripts/airflow/install.sh --where "$version")
 	AIRFLOW_DIRS+=("$dir")
-	if [ ! -f "$dir/.etl-craft-installed" ]; then
+	if $airflow_tested && [ ! -f "$dir/.etl-craft-installed" ]; then
 		log "installing Airflow $version into $dir in the background (log: $dir.log)"
 		mkdir -p "$(dirname "$dir")" && rm -f "$dir.failed"
 		(scripts/airflow/install.sh "$version" >"$dir.log" 2>&1 || echo "installing Airflow $version failed: see $dir.log" >"$dir.failed") &

@@ -68,7 +68,7 @@ func TestLocalExecutor(t *testing.T) {
 				// The failed step's log says what etl-craft said, and how it exited.
 				for try := 1; try <= 2; try++ {
 					log := taskLog(t, filepath.Join(d.home, "logs"), r, "bad", try)
-					if !strings.Contains(log, `relation "main.no_such_table" does not exist`) || !strings.Contains(log, "exit code 1") {
+					if !strings.Contains(log, `relation "main.no_such_table" does not exist`) || !strings.Contains(log, "non-zero exit code 1") {
 						t.Errorf("the log of bad, try %d:\n%s", try, log)
 					}
 				}
