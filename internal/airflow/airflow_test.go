@@ -93,14 +93,51 @@ func waitInstalls(dirs []string) ([]install, error) {
 		version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(infos[0]), "apache_airflow-"), ".dist-info")
 		out = append(out, install{dir: dir, version: version})
 	}
+	// Oldest first.
+	slices.SortFunc(out, func(a, b install) int { return compareVersions(a.version, b.version) })
 	return out, nil
+}
+
+// AllVariable, set to 1, runs the tests that take one Airflow line by
+// default (CI's bounded form) on every installed one.
+const AllVariable = "ETL_CRAFT_AIRFLOW_ALL"
+
+// compareVersions compares two dotted version numbers, such as 2.10.5 and
+// 3.3.2, number by number.
+func compareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, _ := strconv.Atoi(as[i])
+		y, _ := strconv.Atoi(bs[i])
+		if x != y {
+			return x - y
+		}
+	}
+	return len(as) - len(bs)
 }
 
 // eachAirflow runs body as a parallel subtest per installed Airflow, named
 // airflow-<version>.
 func eachAirflow(t *testing.T, body func(t *testing.T, in install)) {
 	t.Helper()
-	for _, in := range installs(t) {
+	runEach(t, installs(t), body)
+}
+
+// newestAirflow runs body as eachAirflow does on the newest installed
+// Airflow alone, or on each with ETL_CRAFT_AIRFLOW_ALL=1.
+func newestAirflow(t *testing.T, body func(t *testing.T, in install)) {
+	t.Helper()
+	list := installs(t)
+	if os.Getenv(AllVariable) != "1" {
+		list = list[len(list)-1:]
+	}
+	runEach(t, list, body)
+}
+
+// runEach runs body as a parallel subtest per Airflow of the list.
+func runEach(t *testing.T, list []install, body func(t *testing.T, in install)) {
+	t.Helper()
+	for _, in := range list {
 		t.Run("airflow-"+in.version, func(t *testing.T) {
 			t.Parallel()
 			body(t, in)
@@ -216,6 +253,9 @@ func deploy(t *testing.T, in install, executor string, extra ...string) *deploym
 			"AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL=3",
 			"AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL=3",
 			"AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT=30",
+			// A task's calls to the API server wait longer than the 5 seconds
+			// of the default: the machine is shared with the other tests.
+			"AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT=60",
 			"AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL=2")
 	}
 	d.env = append(d.env, extra...)
@@ -451,25 +491,44 @@ func (d *deployment) waitDAGs(ids ...string) {
 // dagRun is one DAG run in Airflow's database.
 type dagRun struct {
 	dag, id, state string
+	// date is the day of its logical date, YYYY-MM-DD.
+	date string
 }
 
 // runs returns Airflow's DAG runs.
 func (d *deployment) runs() []dagRun {
 	d.t.Helper()
 	var out []dagRun
-	rs, err := d.meta.QueryContext(context.Background(), "SELECT dag_id, run_id, state FROM dag_run ORDER BY dag_id, run_id")
+	logical := "logical_date"
+	if d.in.major() == 2 {
+		logical = "execution_date"
+	}
+	rs, err := d.meta.QueryContext(context.Background(),
+		"SELECT dag_id, run_id, state, to_char("+logical+" AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM dag_run ORDER BY dag_id, run_id")
 	if err != nil {
 		d.t.Fatal(err)
 	}
 	defer rs.Close()
 	for rs.Next() {
 		var r dagRun
-		if err := rs.Scan(&r.dag, &r.id, &r.state); err != nil {
+		if err := rs.Scan(&r.dag, &r.id, &r.state, &r.date); err != nil {
 			d.t.Fatal(err)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// runOn returns the DAG's run of the day (YYYY-MM-DD), zero when there is
+// none.
+func (d *deployment) runOn(dagID, day string) dagRun {
+	d.t.Helper()
+	for _, r := range d.runs() {
+		if r.dag == dagID && r.date == day {
+			return r
+		}
+	}
+	return dagRun{}
 }
 
 // waitRunsEnded waits until Airflow has n DAG runs, every one of them

@@ -93,12 +93,7 @@ func TestLocalExecutor(t *testing.T) {
 		if out, err := d.try(env, "dags", "test", quickstart.Pipeline, "2026-11-06"); err != nil {
 			t.Fatalf("airflow dags test: %v\n%s", err, out)
 		}
-		var tested dagRun
-		for _, r := range d.runs() {
-			if r.dag == quickstart.Pipeline && strings.Contains(r.id, "2026-11-06") {
-				tested = r
-			}
-		}
+		tested := d.runOn(quickstart.Pipeline, "2026-11-06")
 		if tested.state != "success" {
 			t.Fatalf("the DAG run of airflow dags test: %+v", tested)
 		}
@@ -138,12 +133,7 @@ func refusals(t *testing.T, d *deployment, local *e2e.Project) {
 		if err != nil {
 			t.Fatalf("airflow dags test %s: %v\n%s", c.pipeline, err, out)
 		}
-		var run dagRun
-		for _, r := range d.runs() {
-			if r.dag == c.pipeline && strings.Contains(r.id, c.date) {
-				run = r
-			}
-		}
+		run := d.runOn(c.pipeline, c.date)
 		got := ""
 		if n := e2e.Count(t, local.DB(), "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE RUN_KEY = $1", "orchestrator:"+run.id); n > 0 {
 			got, _ = engineRun(t, local, c.pipeline, run.id)
