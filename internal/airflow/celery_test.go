@@ -116,8 +116,7 @@ func TestCeleryExecutor(t *testing.T) {
 		d.up(stepEnv(p, filepath.Dir(e2e.Binary(t)), p.Dir))
 		workers := []*worker{startWorker(t, d, p, "worker-a"), startWorker(t, d, p, "worker-b")}
 		d.waitDAGs(ids...)
-		d.trigger(seedPipeline)
-		d.trigger(widePipeline)
+		d.trigger(seedPipeline, widePipeline)
 
 		// slow's first attempt runs: kill its worker.
 		db := p.DB()

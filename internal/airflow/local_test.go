@@ -37,9 +37,7 @@ func TestLocalExecutor(t *testing.T) {
 		ids := writeDAGs(t, p, d.dags, demoPipelines...)
 		d.up(stepEnv(p, filepath.Dir(e2e.Binary(t)), p.Dir))
 		d.waitDAGs(ids...)
-		for _, id := range []string{dag.GlobalDAGID, dag.DocsDAGID, brokenPipeline} {
-			d.trigger(id)
-		}
+		d.trigger(dag.GlobalDAGID, dag.DocsDAGID, brokenPipeline)
 		runs := d.waitRunsEnded(5)
 		states := map[string]string{}
 		for _, r := range runs {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/etl-craft/etl-craft/internal/dag"
@@ -121,14 +122,29 @@ func stepEnv(p *e2e.Project, binDir, projectDir string) []string {
 // logicalDate is the logical date of the DAG runs the tests trigger.
 const logicalDate = "2026-11-05T06:00:00+00:00"
 
-// trigger triggers a DAG run of the DAG with logicalDate.
-func (d *deployment) trigger(dagID string) {
+// trigger triggers a DAG run of each DAG with logicalDate, with `airflow
+// dags trigger` commands running at once (each takes seconds to start).
+func (d *deployment) trigger(dagIDs ...string) {
 	d.t.Helper()
 	flag := "--exec-date"
 	if d.in.major() >= 3 {
 		flag = "--logical-date"
 	}
-	d.airflow(nil, "dags", "trigger", dagID, flag, logicalDate)
+	outs, errs := make([]string, len(dagIDs)), make([]error, len(dagIDs))
+	var wg sync.WaitGroup
+	for i, id := range dagIDs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = d.try(nil, "dags", "trigger", id, flag, logicalDate)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			d.t.Fatalf("airflow dags trigger %s: %v\n%s", dagIDs[i], err, outs[i])
+		}
+	}
 }
 
 // engineRun is what the Engine DB holds of the pipeline's run of a DAG run
