@@ -171,7 +171,7 @@ func freePort(t testing.TB) int {
 // airflowWait is how long a test waits for Airflow to do something: parse
 // the DAGs, run a DAG, notice a dead worker. Airflow's processes share two
 // cores with every other test, so it is long.
-const airflowWait = 10 * time.Minute
+const airflowWait = 20 * time.Minute
 
 // deployment is one Airflow: its home folder, its settings and metadata
 // database (a PostgreSQL database of its own), and the processes it runs.
