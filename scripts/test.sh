@@ -11,7 +11,8 @@
 # scripts/airflow/requirements-*.txt is installed (scripts/airflow/install.sh)
 # into a virtual environment of its own under the cache folder, once, in the
 # background while the other tests run; ETL_CRAFT_AIRFLOW names the folders
-# and the Airflow tests wait for them. Debian's redis-server is the Celery
+# and the Airflow tests wait for them (set beforehand, it names installs made
+# elsewhere, and nothing is installed). Debian's redis-server is the Celery
 # executor's broker there.
 #
 # The server also takes SSL, with a certificate from a throwaway CA made at
@@ -83,13 +84,17 @@ fi
 # tests to run may include internal/airflow (no arguments, a pattern
 # ending in ..., or a path naming it): a failed install leaves <folder>.failed naming its log, which
 # the tests print.
+# ETL_CRAFT_AIRFLOW set beforehand (folders holding an install, such as
+# one made by install.sh elsewhere) is used as it is, and nothing is installed.
 airflow_tested=false
 [ $# -eq 0 ] && airflow_tested=true
 for arg in "$@"; do
 	case "$arg" in *... | *airflow*) airflow_tested=true ;; esac
 done
 AIRFLOW_DIRS=()
+[ -n "${ETL_CRAFT_AIRFLOW:-}" ] && IFS=: read -r -a AIRFLOW_DIRS <<<"$ETL_CRAFT_AIRFLOW"
 for req in scripts/airflow/requirements-*.txt; do
+	[ -n "${ETL_CRAFT_AIRFLOW:-}" ] && break
 	version=${req#scripts/airflow/requirements-}
 	version=${version%.txt}
 	dir=$(scripts/airflow/install.sh --where "$version")
