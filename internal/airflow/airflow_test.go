@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -570,7 +571,9 @@ func (d *deployment) taskInstances(run dagRun) map[string]taskInstance {
 }
 
 // taskLog returns the log Airflow wrote of a try of a task under the log
-// folder (the deployment's, or a Celery worker's).
+// folder (the deployment's, or a Celery worker's), as its UI shows it:
+// Airflow 3 writes one JSON object a line, shown as its event and the
+// values of the exceptions it records; Airflow 2 writes text.
 func taskLog(t *testing.T, folder string, run dagRun, task string, try int) string {
 	t.Helper()
 	path := filepath.Join(folder, "dag_id="+run.dag, "run_id="+run.id, "task_id="+task, fmt.Sprintf("attempt=%d.log", try))
@@ -578,5 +581,22 @@ func taskLog(t *testing.T, folder string, run dagRun, task string, try int) stri
 	if err != nil {
 		t.Fatalf("the task log: %v", err)
 	}
-	return string(b)
+	var lines []string
+	for _, line := range strings.Split(string(b), "\n") {
+		var rec struct {
+			Event  string `json:"event"`
+			Errors []struct {
+				Value string `json:"exc_value"`
+			} `json:"error_detail"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Event == "" {
+			lines = append(lines, line)
+			continue
+		}
+		lines = append(lines, rec.Event)
+		for _, e := range rec.Errors {
+			lines = append(lines, e.Value)
+		}
+	}
+	return strings.Join(lines, "\n")
 }

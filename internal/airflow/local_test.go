@@ -105,7 +105,8 @@ func TestLocalExecutor(t *testing.T) {
 // gates itself, with `airflow dags test`: SALES_REPORT, whose pipeline gate
 // finds QUICKSTART_SALES's last run consumed by the local run, and BROKEN,
 // paused. Each step's log says why nothing ran, and the DAG run ends as
-// the Engine DB's run: SALES_REPORT's run SKIPPED and the DAG run a
+// the Engine DB's run: SALES_REPORT's run SKIPPED (a MANUAL run, as every
+// local-mode run is, started by the airflow ORCHESTRATOR actor) and the DAG run a
 // success (no step failed), BROKEN with no run and the DAG run a success
 // (nothing was started).
 func refusals(t *testing.T, d *deployment, local *e2e.Project) {
@@ -119,7 +120,7 @@ func refusals(t *testing.T, d *deployment, local *e2e.Project) {
 		run            string   // the Engine DB's run, "" for none
 		logs           []string // in the output of airflow dags test
 	}{
-		{reportPipeline, "2026-11-07", "SKIPPED ORCHESTRATOR airflow ORCHESTRATOR", []string{
+		{reportPipeline, "2026-11-07", "SKIPPED MANUAL airflow ORCHESTRATOR", []string{
 			"SALES_REPORT: pipeline_run_id=", " SKIPPED — upstream pipeline QUICKSTART_SALES (SUCCESS) ",
 			"revenue_report: SKIPPED — pipeline_run_id=", " ended SKIPPED before this task ran, so it runs nothing",
 			" SKIPPED — it had already ended: nothing to finalize"}},
