@@ -186,12 +186,13 @@ func agree(t *testing.T, d *deployment, p *e2e.Project, run dagRun) {
 	if want := status[run.state] + " ORCHESTRATOR airflow ORCHESTRATOR"; got != want {
 		t.Errorf("DAG run %s %s: the Engine DB's run is %q, want %q", run.dag, run.id, got, want)
 	}
-	commands := 0
+	commands, tries := 0, map[string]int{}
 	for id, ti := range d.taskInstances(run) {
 		if strings.HasPrefix(id, "__wait_for_") {
 			continue
 		}
 		commands += ti.tries
+		tries[id] = ti.tries
 		if id == dag.InitStep || id == dag.FinalizeStep {
 			continue
 		}
@@ -221,7 +222,10 @@ func agree(t *testing.T, d *deployment, p *e2e.Project, run dagRun) {
 	actions := e2e.QueryRows(t, p.DB(), `SELECT ACTOR || ' ' || ACTOR_KIND FROM AUD_ACTIONS WHERE COMMAND = 'run'
 		AND ARGUMENTS->>'dag_run_id' = $1 AND ARGUMENTS->>'pipeline_code' = $2`, run.id, run.dag)
 	if len(actions) != commands || slices.ContainsFunc(actions, func(a string) bool { return a != "airflow ORCHESTRATOR" }) {
-		t.Errorf("DAG run %s %s: %d tries of its commands, run actions recording its id: %v", run.dag, run.id, commands, actions)
+		arguments := e2e.QueryRows(t, p.DB(), `SELECT CAST(ARGUMENTS AS VARCHAR) FROM AUD_ACTIONS WHERE COMMAND = 'run'
+			AND ARGUMENTS->>'dag_run_id' = $1 AND ARGUMENTS->>'pipeline_code' = $2 ORDER BY ACTION_ID`, run.id, run.dag)
+		t.Errorf("DAG run %s %s: %d tries of its commands %v, run actions recording its id: %v\n%s",
+			run.dag, run.id, commands, tries, actions, strings.Join(arguments, "\n"))
 	}
 }
 
