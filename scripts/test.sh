@@ -54,6 +54,7 @@ need python3-sqlalchemy "the reference's scripts import its text()" /usr/bin/pyt
 need python3-venv "the Airflow tests' virtual environments" python3 -c 'import ensurepip'
 need redis-server "the Celery executor's broker in the Airflow tests" command -v redis-server
 need npm "installs Redocly CLI, which lints the served OpenAPI document" command -v npm
+need prometheus "a real Prometheus scrapes the server; promtool checks a scrape and the alert rules" sh -c 'command -v prometheus && command -v promtool'
 if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -249,6 +249,24 @@ func List(ctx context.Context, db *engine.DB) ([]Token, error) {
 	return out, nil
 }
 
+// Find returns the token with the id, as it is now, whatever its state; an
+// id no token has is exit 24.
+func Find(ctx context.Context, db *engine.DB, id int64) (Token, error) {
+	t, err := scanToken(db.QueryRowContext(ctx, selectTokens+` WHERE TOKEN_ID = $1`, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Token{}, noToken(id)
+	case err != nil:
+		return Token{}, readError(err)
+	}
+	return t, nil
+}
+
+// noToken is the error of an id no token has (exit 24).
+func noToken(id int64) error {
+	return exit.Errorf(exit.ResourceNotFound, "no API token has TOKEN_ID %d", id)
+}
+
 // Revoke revokes the token with the id, as the context's actor, and returns
 // it as it is afterwards. An id no token has is exit 24; a token already
 // revoked is refused (exit 2), keeping its first REVOKED_AT. An expired
@@ -260,7 +278,7 @@ func Revoke(ctx context.Context, db *engine.DB, id int64) (Token, error) {
 		t, err = scanToken(tx.QueryRowContext(ctx, selectTokens+` WHERE TOKEN_ID = $1`, id))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return exit.Errorf(exit.ResourceNotFound, "no API token has TOKEN_ID %d", id)
+			return noToken(id)
 		case err != nil:
 			return readError(err)
 		case t.RevokedAt != nil:

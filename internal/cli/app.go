@@ -17,6 +17,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/metrics"
 	"github.com/etl-craft/etl-craft/internal/project"
 )
 
@@ -33,6 +34,8 @@ type app struct {
 	log        *slog.Logger
 	status     exit.Code
 	started    time.Time
+	// tracing exports the command's spans, when tracing is on.
+	tracing *metrics.Tracing
 }
 
 // commands returns every subcommand, in the order `--help` lists them.
@@ -63,6 +66,7 @@ func (a *app) commands() []*cobra.Command {
 		a.generateDocsCommand(),
 		a.publishDocsCommand(),
 		a.cloneCommand(),
+		a.purgeCommand(),
 		a.validateCommand(),
 		a.doctorCommand(),
 		a.setupCommand(),
@@ -84,6 +88,35 @@ func (a *app) loadConfig() (*config.Config, error) {
 	}
 	return config.Load(path)
 }
+
+// trace starts exporting the command's spans when the configuration or the
+// OTEL_ variables turn tracing on (metrics.StartTracing); Main stops it as
+// the command ends.
+func (a *app) trace(ctx context.Context, cfg *config.Config) error {
+	if a.tracing != nil {
+		return nil
+	}
+	var err error
+	a.tracing, err = metrics.StartTracing(ctx, cfg.Orchestration.TracesEndpoint, Version, a.logger())
+	return err
+}
+
+// stopTracing exports the spans not exported yet, waiting at most
+// tracingFlush.
+func (a *app) stopTracing() {
+	if a.tracing == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tracingFlush)
+	defer cancel()
+	if err := a.tracing.Stop(ctx); err != nil {
+		a.logger().Warn("tracing: the last spans could not be exported", "error", err)
+	}
+}
+
+// tracingFlush is how long a command waits, as it ends, for its last spans
+// to be exported.
+const tracingFlush = 5 * time.Second
 
 // loadConfigForChecks loads craft-connector.yml for doctor and setup, which
 // report an unset secret variable as a failed check instead of stopping.
@@ -201,6 +234,9 @@ func (a *app) start(cmd *cobra.Command, opts ...project.Option) (*session, error
 	}
 	cfg, err := a.loadConfig()
 	if err != nil {
+		return nil, err
+	}
+	if err := a.trace(ctx, cfg); err != nil {
 		return nil, err
 	}
 	p, err := project.Open(ctx, cfg, a.projectOptions(opts...)...)

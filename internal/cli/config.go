@@ -143,7 +143,7 @@ func (a *app) configSyncCommand(apply bool) *cobra.Command {
 			return err
 		}
 		res, err := configfiles.Sync(s.ctx, s.db, set, configfiles.SyncRequest{Apply: apply,
-			Validate: inspect.ValidateRequest{Handlers: s.p.Handlers, ProjectDir: s.cfg.ProjectDir}})
+			Validate: inspect.ValidateRequest{Handlers: s.p.Handlers, CheckPipeline: s.p.CheckPipeline, ProjectDir: s.cfg.ProjectDir}})
 		if err != nil {
 			return err
 		}

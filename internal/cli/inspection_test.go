@@ -227,7 +227,7 @@ func TestInspectionCommandsPrintTablesAndDocuments(t *testing.T) {
 		}
 
 		r = ip.Run(nil, "validate")
-		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] SALES.alert: EMAIL_TO is required") ||
+		if r.Code != 1 || !strings.Contains(r.Stdout, "[FAIL] SALES.alert: EMAIL_TO or NOTIFY_CHANNELS is required") ||
 			!strings.Contains(r.Stdout, "\nchecked 3 pipeline(s) and 4 task(s): ") {
 			t.Fatalf("validate exited %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}

@@ -199,5 +199,7 @@ func (a *app) quickstartScheduled(ctx context.Context, cfg *config.Config, db *e
 	}
 	a.printf("\n%s: RUN_SCHEDULE %s, next tick %s. To run it on schedule (docs/server.md):\n"+
 		"  etl-craft --config %s server\n", quickstart.Pipeline, schedule, p.DescribeNextTick(), a.configFlag)
+	a.printf("and watch it at its console, http://%s/ (docs/console.md), signing in with a token from\n"+
+		"  etl-craft --config %s token create --name me --role operator\n", cfg.Orchestration.APIAddress, a.configFlag)
 	return nil
 }

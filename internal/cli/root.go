@@ -46,6 +46,7 @@ func Main(args []string, stdout, stderr io.Writer) (status int) {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	defer a.stopTracing()
 
 	defer func() {
 		if p := recover(); p != nil {

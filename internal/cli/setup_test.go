@@ -104,7 +104,9 @@ func TestQuickstartInAnEmptyFolder(t *testing.T) {
 			"  loaded 6 rate(s) from data/exchange_rates.csv into main.exchange_rates;\n" +
 			"  its offset (AUD_TASK_OFFSET_TRACKER), where the next run starts reading, is now TEXT 2026-01-07.\n",
 		"QUICKSTART_SALES: RUN_SCHEDULE 0 6 * * *, next tick " + nextSixUTC(time.Now()) + ". To run it on schedule (docs/server.md):\n" +
-			"  etl-craft --config " + filepath.Join(dir, "craft-connector.yml") + " server\n"} {
+			"  etl-craft --config " + filepath.Join(dir, "craft-connector.yml") + " server\n" +
+			"and watch it at its console, http://127.0.0.1:8730/ (docs/console.md), signing in with a token from\n" +
+			"  etl-craft --config " + filepath.Join(dir, "craft-connector.yml") + " token create --name me --role operator\n"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Fatalf("quickstart output lacks %q:\n%s", want, r.Stdout)
 		}

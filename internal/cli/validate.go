@@ -42,7 +42,7 @@ func (a *app) validateCommand() *cobra.Command {
 			return err
 		}
 		defer p.Close()
-		req := inspect.ValidateRequest{PipelineCode: pipe.code, Handlers: p.Handlers, ProjectDir: cfg.ProjectDir,
+		req := inspect.ValidateRequest{PipelineCode: pipe.code, Handlers: p.Handlers, CheckPipeline: p.CheckPipeline, ProjectDir: cfg.ProjectDir,
 			Remote: cfg.Orchestration.Mode == config.ModeRemote, GlobalDAG: cfg.Orchestration.GlobalDAG}
 		if p.Warehouse != nil {
 			req.Warehouse = func(ctx context.Context) (warehouse.Warehouse, func(), error) {

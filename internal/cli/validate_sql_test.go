@@ -94,7 +94,7 @@ func TestValidateChecksRulesAgainstTheWarehouse(t *testing.T) {
 	p.WarehouseExec("CREATE TABLE main.orders (id INTEGER, amount INTEGER)")
 	r = p.Run(nil, "validate", "--pipeline_code", "Q")
 	want := []string{
-		"[FAIL] Q.alert: EMAIL_TO is required: the recipients, separated by |",
+		"[FAIL] Q.alert: EMAIL_TO or NOTIFY_CHANNELS is required: the recipients, or the channels of Notifications, separated by |",
 		"[FAIL] Q.alert: EMAIL_SUBJECT is required",
 		"[FAIL] Q.check: business rule bad_sql: BUSINESS_RULE_SQL does not run against main.orders: Binder Error:",
 		"[FAIL] Q.check: business rule no_key: the TARGET_TABLE main.orders has no column order_id (BUSINESS_RULE_KEY_COLUMN)",

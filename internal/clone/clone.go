@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/lock"
+	"github.com/etl-craft/etl-craft/internal/span"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -47,6 +49,10 @@ type Options struct {
 	// Full replaces every mirror's rows, even one that could be caught up
 	// incrementally (etl-craft clone --full).
 	Full bool
+	// Copied, when set, is told of each table copied, with how long it
+	// took, or of its failure (err set, t holding its Engine name only),
+	// for metrics.
+	Copied func(t Table, took time.Duration, err error)
 }
 
 func (o Options) logger() *slog.Logger {
@@ -205,7 +211,7 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 	for _, name := range names {
 		mirror := w.Table(opts.Schema, strings.ToUpper(name))
 		start := time.Now()
-		t, err := c.copy(ctx, name, mirror)
+		t, err := copyTable(ctx, &c, name, mirror, opts.Copied)
 		if err != nil {
 			if exit.Is(err, exit.InjectedFault) {
 				return out, err
@@ -248,6 +254,28 @@ func Run(ctx context.Context, db *engine.DB, src Source, opts Options) ([]Table,
 	return out, nil
 }
 
+// copyTable copies one table in a span of its own, and tells copied, when
+// set, how it went.
+func copyTable(ctx context.Context, c *copier, name string, mirror warehouse.Table, copied func(Table, time.Duration, error)) (Table, error) {
+	ctx, sp := span.Start(ctx, "clone "+displayName(name), span.String("etl_craft.clone.table", displayName(name)),
+		span.String("etl_craft.clone.mirror", mirror.Full()))
+	defer sp.End()
+	start := time.Now()
+	t, err := c.copy(ctx, name, mirror)
+	if copied != nil {
+		if err != nil {
+			t = Table{Engine: displayName(name)}
+		}
+		copied(t, time.Since(start), err)
+	}
+	if err != nil {
+		sp.Fail("the table could not be copied")
+		return t, err
+	}
+	sp.Set(span.String("etl_craft.clone.copy", t.Copy()), span.Int("etl_craft.clone.rows", t.Copied))
+	return t, nil
+}
+
 // cloneError is the error (exit 17) of a clone whose tables failed, each a
 // *TableError, one per line.
 func cloneError(failed []error) error {
@@ -260,20 +288,67 @@ func cloneError(failed []error) error {
 // Hook returns the clone that ends every run when cloning is on: Run, with
 // a failure logged at ERROR with the table and the database's message, then
 // returned for the run to log too. It never changes how the run ended.
+//
+// The runs of one process that end together share their clones: one clone
+// runs at a time, and the runs that end while it runs wait for the next
+// one, a single clone for all of them. It starts after each of their
+// records committed, so it holds them all; without sharing, runs ending
+// faster than a clone takes would queue their clones without end.
 func Hook(db *engine.DB, src Source, opts Options) func(ctx context.Context) error {
+	shared := &rounds{turn: make(chan struct{}, 1)}
 	return func(ctx context.Context) error {
-		_, err := Run(ctx, db, src, opts)
-		if err == nil {
-			return nil
-		}
-		attrs := []any{"error", err.Error()}
-		var te *TableError
-		if errors.As(err, &te) {
-			attrs = []any{"table", te.Table, "mirror", te.Mirror, "error", te.Err.Error()}
-		}
-		opts.logger().ErrorContext(ctx, "cloning the Engine DB into the warehouse failed; the run's status is unchanged", attrs...)
-		return err
+		return shared.join(func() error {
+			_, err := Run(ctx, db, src, opts)
+			if err == nil {
+				return nil
+			}
+			attrs := []any{"error", err.Error()}
+			var te *TableError
+			if errors.As(err, &te) {
+				attrs = []any{"table", te.Table, "mirror", te.Mirror, "error", te.Err.Error()}
+			}
+			opts.logger().ErrorContext(ctx, "cloning the Engine DB into the warehouse failed; the run's status is unchanged", attrs...)
+			return err
+		})
 	}
+}
+
+// rounds runs a piece of work for every caller, one round at a time: the
+// callers that come while a round runs share the next round.
+type rounds struct {
+	// turn holds a token while a round runs.
+	turn chan struct{}
+	mu   sync.Mutex
+	// next is the round waiting for its turn, nil when none waits.
+	next *round
+}
+
+// round is one run of the work, and its result.
+type round struct {
+	done chan struct{}
+	err  error
+}
+
+// join runs work in the next round, or waits for the round that waits to
+// start already, and returns that round's result.
+func (r *rounds) join(work func() error) error {
+	r.mu.Lock()
+	if next := r.next; next != nil {
+		r.mu.Unlock()
+		<-next.done
+		return next.err
+	}
+	mine := &round{done: make(chan struct{})}
+	r.next = mine
+	r.mu.Unlock()
+	r.turn <- struct{}{}
+	r.mu.Lock()
+	r.next = nil // the round starts: later callers wait for another
+	r.mu.Unlock()
+	mine.err = work()
+	<-r.turn
+	close(mine.done)
+	return mine.err
 }
 
 // secondsSince returns the seconds since start, to the millisecond, as the

@@ -116,6 +116,11 @@ func (c *copier) copy(ctx context.Context, name string, mirror warehouse.Table) 
 		if _, err = tx.Exec(ctx, c.w.Truncate(mirror)); err != nil {
 			return Table{}, err
 		}
+		if g := k.checksum.left.guard; g != nil && k.tracked() {
+			if err = g.dropKeyIndexes(ctx, tx); err != nil {
+				return Table{}, err
+			}
+		}
 		out.Copied, err = c.load(ctx, tx, reads, name, cols, k, mirror, p.load, progress)
 	}
 	if err != nil {
@@ -228,12 +233,13 @@ func (c *copier) decide(ctx context.Context, tx warehouse.Tx, p mirrorPlan, k ke
 }
 
 // catchUp copies the rows changed since the last clone into the mirror:
-// it deletes the mirror rows of every key logged since, then loads the rows
-// those keys have now (and, on an append-only table, the rows past the
-// highest key). It returns the rows loaded.
+// it deletes the mirror rows of every key logged since, and of every range
+// of keys a purge logged, then loads the rows those keys and ranges have
+// now (and, on an append-only table, the rows past the highest key). It
+// returns the rows loaded.
 func (c *copier) catchUp(ctx context.Context, tx warehouse.Tx, r *readConn, name string, mirror warehouse.Table,
 	cols []column, load []warehouse.Column, k kept, progress func(int64)) (int64, error) {
-	keys, err := r.changedKeys(ctx, name, k.last.mark)
+	ch, err := r.changed(ctx, name, k.last.mark)
 	if err != nil {
 		return 0, fmt.Errorf("reading the Engine DB table's changes: %w", err)
 	}
@@ -243,10 +249,16 @@ func (c *copier) catchUp(ctx context.Context, tx warehouse.Tx, r *readConn, name
 			key.Name = l.Name
 		}
 	}
-	if err := deleteKeys(ctx, tx, c.w, mirror, key, keys); err != nil {
+	q, args, err := changedRowsQuery(c.db, name, cols, k.capture, k.last.mark, k.last.high, ch.spans)
+	if err != nil {
 		return 0, err
 	}
-	q, args := changedRowsQuery(c.db, name, cols, k.capture, k.last.mark, k.last.high)
+	if err := deleteKeys(ctx, tx, c.w, mirror, key, ch.keys); err != nil {
+		return 0, err
+	}
+	if err := deleteSpans(ctx, tx, c.w, mirror, key, ch.spans); err != nil {
+		return 0, err
+	}
 	rs, err := r.read(ctx, cols, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("reading the Engine DB table: %w", err)

@@ -1,10 +1,12 @@
 package clone
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,23 +120,19 @@ func writeState(ctx context.Context, db *engine.DB, table, mirror string, s stat
 	return nil
 }
 
-// readConn is an Engine DB connection holding one read snapshot for a
-// table's copy: its change mark, changed keys and rows all come from it.
+// readConn is an Engine DB snapshot for a table's copy: its change mark,
+// changed keys and rows all come from it.
 type readConn struct {
 	db   *engine.DB
-	conn *sql.Conn
+	snap *engine.Snapshot
 }
 
 func beginRead(ctx context.Context, db *engine.DB) (*readConn, error) {
-	conn, err := db.SQL().Conn(ctx)
+	snap, err := db.BeginSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.ExecContext(ctx, db.ChangeLog().Begin); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return &readConn{db: db, conn: conn}, nil
+	return &readConn{db: db, snap: snap}, nil
 }
 
 // readers is how many Engine DB connections read the rows of a full copy,
@@ -173,7 +171,7 @@ func beginReads(ctx context.Context, db *engine.DB, n int) (rs []*readConn, err 
 				return rs, err
 			}
 			rs = append(rs, r)
-			if _, err := r.conn.ExecContext(ctx, "SET TRANSACTION SNAPSHOT '"+snap+"'"); err != nil {
+			if _, err := r.snap.ExecContext(ctx, "SET TRANSACTION SNAPSHOT '"+snap+"'"); err != nil {
 				return rs, fmt.Errorf("taking the exported read snapshot: %w", err)
 			}
 		}
@@ -210,17 +208,14 @@ func endReads(rs []*readConn) {
 }
 
 // end rolls the snapshot back and gives the connection back.
-func (r *readConn) end() {
-	_, _ = r.conn.ExecContext(context.Background(), "ROLLBACK")
-	r.conn.Close()
-}
+func (r *readConn) end() { r.snap.End() }
 
 func (r *readConn) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return r.conn.QueryContext(ctx, q, args...)
+	return r.snap.QueryContext(ctx, q, args...)
 }
 
 func (r *readConn) row(ctx context.Context, q string, args ...any) *sql.Row {
-	return r.conn.QueryRowContext(ctx, q, args...)
+	return r.snap.QueryRowContext(ctx, q, args...)
 }
 
 // mark reads the change mark of the snapshot: the last change sequence on
@@ -276,7 +271,7 @@ func (r *readConn) capture(ctx context.Context, table string, cols []column) (ca
 }
 
 func (r *readConn) names(ctx context.Context, q string, args ...any) ([]string, error) {
-	return engine.Strings(ctx, r.conn, q, args...)
+	return engine.Strings(ctx, r.snap, q, args...)
 }
 
 // changedSince returns the condition on CLONE_CHANGES of the table's
@@ -285,44 +280,100 @@ func changedSince(db *engine.DB, table, mark string) (string, []any) {
 	return db.ChangeLog().Since, []any{strings.ToUpper(table), mark}
 }
 
-// changedKeys returns the keys logged past the mark.
-func (r *readConn) changedKeys(ctx context.Context, table, mark string) ([]any, error) {
+// changes are what was logged of a table past a mark: the keys logged one
+// by one, and the ranges of keys a purge logged, sorted and merged where
+// they overlap or touch.
+type changes struct {
+	keys  []any
+	spans []keySpan
+}
+
+// keySpan is the keys from lo to hi, integers.
+type keySpan struct{ lo, hi int64 }
+
+// changed returns the changes logged past the mark.
+func (r *readConn) changed(ctx context.Context, table, mark string) (changes, error) {
+	var out changes
 	cond, args := changedSince(r.db, table, mark)
-	rows, err := r.query(ctx, "SELECT DISTINCT ROW_KEY FROM CLONE_CHANGES WHERE "+cond, args...)
+	rows, err := r.query(ctx, "SELECT DISTINCT ROW_KEY, LAST_KEY FROM CLONE_CHANGES WHERE "+cond, args...)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer rows.Close()
-	var out []any
 	for rows.Next() {
-		var k any
-		if err := rows.Scan(&k); err != nil {
-			return nil, err
+		var k, last any
+		if err := rows.Scan(&k, &last); err != nil {
+			return out, err
 		}
 		if b, ok := k.([]byte); ok {
 			k = string(b)
 		}
-		out = append(out, k)
+		if last == nil {
+			out.keys = append(out.keys, k)
+			continue
+		}
+		lo, err1 := integerKey(k)
+		hi, err2 := integerKey(last)
+		if err := errors.Join(err1, err2); err != nil {
+			return out, fmt.Errorf("a range of keys logged in CLONE_CHANGES: %w", err)
+		}
+		out.spans = append(out.spans, keySpan{lo, hi})
 	}
+	out.spans = mergeSpans(out.spans)
 	return out, rows.Err()
 }
 
-// changedRowsQuery reads the rows of the changed keys, and on an
-// append-only table those past the highest key.
-func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mark, high string) (string, []any) {
+// integerKey reads a logged key as an integer: SQLite logs integers,
+// PostgreSQL their text.
+func integerKey(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	case []byte:
+		return strconv.ParseInt(string(x), 10, 64)
+	}
+	return 0, fmt.Errorf("%v is not a whole number", v)
+}
+
+// mergeSpans sorts spans and merges those that overlap or touch.
+func mergeSpans(spans []keySpan) []keySpan {
+	slices.SortFunc(spans, func(a, b keySpan) int { return cmp.Compare(a.lo, b.lo) })
+	var out []keySpan
+	for _, s := range spans {
+		if n := len(out); n > 0 && s.lo <= out[n-1].hi+1 {
+			out[n-1].hi = max(out[n-1].hi, s.hi)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// changedRowsQuery reads the rows of the keys logged one by one, those of
+// the logged ranges, and on an append-only table those past the highest
+// key. Ranges need an integer key.
+func changedRowsQuery(db *engine.DB, table string, cols []column, c capture, mark, high string, spans []keySpan) (string, []any, error) {
 	key := `"` + strings.ReplaceAll(c.key.Name, `"`, `""`) + `"`
 	logged := "ROW_KEY"
 	if c.key.typ == warehouse.BigInt {
 		logged = db.ChangeLog().IntegerKey
+	} else if len(spans) > 0 {
+		return "", nil, fmt.Errorf("ranges of keys are logged for %s, whose key %s is not an integer", table, c.key.Name)
 	}
 	cond, args := changedSince(db, table, mark)
-	q := selectQuery(db, table, cols) + " WHERE " + key + " IN (SELECT " + logged + " FROM CLONE_CHANGES WHERE " + cond + ")"
+	q := selectQuery(db, table, cols) + " WHERE " + key + " IN (SELECT " + logged + " FROM CLONE_CHANGES WHERE " + cond + " AND LAST_KEY IS NULL)"
+	for _, s := range spans {
+		args = append(args, s.lo, s.hi)
+		q += " OR " + key + " BETWEEN $" + strconv.Itoa(len(args)-1) + " AND $" + strconv.Itoa(len(args))
+	}
 	if c.appendOnly {
 		n, _ := strconv.ParseInt(high, 10, 64)
 		args = append(args, n)
 		q += " OR " + key + " > $" + strconv.Itoa(len(args))
 	}
-	return q, args
+	return q, args, nil
 }
 
 // checksum is how a warehouse proves a mirror's rows unchanged. Each probe
@@ -409,6 +460,19 @@ func deleteKeys(ctx context.Context, tx warehouse.Tx, w warehouse.Warehouse, mir
 			return err
 		}
 		keys = keys[n:]
+	}
+	return nil
+}
+
+// deleteSpans deletes the mirror rows of the ranges of keys, one statement
+// a range.
+func deleteSpans(ctx context.Context, tx warehouse.Tx, w warehouse.Warehouse, mirror warehouse.Table, key warehouse.Column, spans []keySpan) error {
+	q := "DELETE FROM " + warehouse.Qualify(w, mirror) + " WHERE " + w.Quote(key.Name) + " BETWEEN " +
+		w.Placeholder(1, key.Type) + " AND " + w.Placeholder(2, key.Type)
+	for _, s := range spans {
+		if _, err := tx.Exec(ctx, q, s.lo, s.hi); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -208,6 +208,29 @@ func (g *pgGuard) setup(ctx context.Context, tx warehouse.Tx, s guardState) erro
 	return nil
 }
 
+// dropKeyIndexes drops the key indexes setup makes (a plain btree index on
+// the key column alone), in the transaction of a full load after its
+// TRUNCATE: leave builds the index again once the rows are in, which is
+// faster than keeping it up to date row by row. A failed load rolls the
+// drop back with the rows.
+func (g *pgGuard) dropKeyIndexes(ctx context.Context, tx warehouse.Tx) error {
+	var names sql.NullString
+	err := queryRow(ctx, tx, `SELECT string_agg(CAST(CAST(i.indexrelid AS regclass) AS text), ', ')
+		FROM pg_index i
+		JOIN pg_class ic ON ic.oid = i.indexrelid
+		JOIN pg_am am ON am.oid = ic.relam AND am.amname = 'btree'
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] AND a.attname = $2
+		WHERE i.indrelid = to_regclass($1) AND i.indnatts = 1 AND NOT i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+			AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`, []any{g.mirror, g.key}, &names)
+	if err == nil && names.Valid {
+		_, err = tx.Exec(ctx, "DROP INDEX "+names.String)
+	}
+	if err != nil {
+		return fmt.Errorf("dropping the key index of the mirror %s before its full load: %w", g.mirror, err)
+	}
+	return nil
+}
+
 // dropOldTable drops the guard table older releases counted in, when the
 // schema has one with its columns.
 func (g *pgGuard) dropOldTable(ctx context.Context, tx warehouse.Tx) error {

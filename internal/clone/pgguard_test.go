@@ -11,6 +11,8 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
+	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
@@ -318,5 +320,41 @@ func TestTheWarehouseSchemaHoldsOnlyTheCopiesAndTheTeamsObjects(t *testing.T) {
 		if got := tg.strings(t, `SELECT proname FROM pg_proc WHERE pronamespace = '`+mirrorSchema+`'::regnamespace`); !slices.Equal(got, []string{guardFunction}) {
 			t.Errorf("functions in the schema: %v", got)
 		}
+	})
+}
+
+// A full copy into a guarded PostgreSQL mirror builds the mirror's key index
+// after its rows are in (a new index, not the old one kept up to date row
+// by row), leaves one, and the next clone is caught up incrementally; a
+// full copy that fails before its commit leaves the old index.
+func TestAFullCopyBuildsTheKeyIndexAfterItsRows(t *testing.T) {
+	eachPGTarget(t, func(t *testing.T, db *engine.DB, tg *target, h *historyMaker) {
+		ctx := context.Background()
+		index := func() []string {
+			return tg.strings(t, `SELECT CAST(indexrelid AS bigint) FROM pg_index WHERE indrelid = '`+tg.mirror("AUD_ACTIONS")+`'::regclass`)
+		}
+		before := index()
+		if len(before) != 1 {
+			t.Fatalf("indexes of AUD_ACTIONS after the first clone: %v, want 1", before)
+		}
+		full := tg.options("all")
+		full.Full = true
+		t.Setenv(fault.Variable, "clone.after_rows")
+		if _, err := Run(ctx, db, tg.src, full); exit.CodeOf(err) != exit.InjectedFault {
+			t.Fatalf("a full clone failing after its rows: %v", err)
+		}
+		if got := index(); !slices.Equal(got, before) {
+			t.Fatalf("indexes of AUD_ACTIONS after a failed full copy: %v, want the old %v", got, before)
+		}
+		t.Setenv(fault.Variable, "")
+		h.step()
+		if _, err := Run(ctx, db, tg.src, full); err != nil {
+			t.Fatal(err)
+		}
+		if got := index(); len(got) != 1 || got[0] == before[0] {
+			t.Fatalf("indexes of AUD_ACTIONS after a full copy: %v; want one built anew, not %v", got, before)
+		}
+		h.step()
+		wantFull(t, "the clone after the full copy", cloneAndCompare(t, db, tg, "the clone after the full copy"))
 	})
 }

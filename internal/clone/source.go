@@ -151,7 +151,7 @@ type rowScanner interface {
 // read runs the query q, whose columns are cols, on the snapshot's
 // connection (engine.ReadRows).
 func (r *readConn) read(ctx context.Context, cols []column, q string, args ...any) (rowScanner, error) {
-	rows, err := r.db.ReadRows(ctx, r.conn, q, args...)
+	rows, err := r.snap.ReadRows(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,10 @@
 // Package config reads craft-connector.yml: where it is (Discover), what it
 // says (Load), and the secrets it names (Config.Secret).
 //
-// The file has up to six sections in a fixed order: Secrets, Orchestration,
-// Engine, Warehouse, Cloning and Docs_site. A section may hold profile blocks
-// (dev, prod, any names); only the active block is read, over the section's
-// shared keys. Every setting is either the name of a variable the secrets
+// The file has up to eight sections in a fixed order: Secrets, Orchestration,
+// Engine, Warehouse, Cloning, Docs_site, Notifications and Retention. A
+// section may hold profile blocks (dev, prod, any names); only the active
+// block is read, over the section's shared keys. Every setting is either the name of a variable the secrets
 // source defines, which gives its value, or a value used as written. Secret
 // fields must name a variable: the parsed Config keeps only that name, and
 // Secret reads the value when a connection is made.
@@ -66,6 +66,11 @@ type Config struct {
 	Cloning   Cloning
 	// DocsSite is nil when the file has no Docs_site section.
 	DocsSite *DocsSite
+	// Notifications has no channels when the file has no Notifications
+	// section.
+	Notifications Notifications
+	// Retention holds the defaults when the file has no Retention section.
+	Retention Retention
 	// Settings records where every string setting's value came from, in the
 	// order they were read, for doctor.
 	Settings []Setting
@@ -137,6 +142,12 @@ type Orchestration struct {
 	AllowSchedule bool
 	// Email is nil when no Email block is set.
 	Email *Email
+	// MetricsPublic serves the server's /metrics without a token.
+	MetricsPublic bool
+	// TracesEndpoint is the base URL of the OTLP/HTTP receiver traces go
+	// to, "" when none is set (the OTEL_EXPORTER_OTLP_* variables may still
+	// turn tracing on).
+	TracesEndpoint string
 }
 
 // The execution modes.

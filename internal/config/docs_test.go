@@ -34,15 +34,18 @@ func TestCompleteExampleLoads(t *testing.T) {
 	t.Run("dev needs no secret", func(t *testing.T) {
 		t.Setenv("ETL_CRAFT_PROFILE", "dev")
 		cfg := mustLoad(t, example)
-		if cfg.Engine.Kind != EngineSQLite || cfg.Warehouse.Dialect != DialectDuckDB || cfg.Cloning.Effective() || cfg.Orchestration.Email != nil {
+		if cfg.Engine.Kind != EngineSQLite || cfg.Warehouse.Dialect != DialectDuckDB || cfg.Cloning.Effective() || cfg.Orchestration.Email != nil ||
+			len(cfg.Notifications.Channels) != 0 {
 			t.Errorf("dev: %+v %+v %+v", cfg.Engine, cfg.Warehouse, cfg.Cloning)
 		}
 	})
 	t.Run("prod", func(t *testing.T) {
-		setenv(t, map[string]string{"ETL_CRAFT_PROFILE": "prod", "MAIL_SECRET": "m", "ENGINE_SECRET": "e", "WAREHOUSE_SECRET": "w"})
+		setenv(t, map[string]string{"ETL_CRAFT_PROFILE": "prod", "MAIL_SECRET": "m", "ENGINE_SECRET": "e", "WAREHOUSE_SECRET": "w",
+			"SLACK_URL": "https://hooks.slack.com/services/T/B/x", "PAGER_URL": "https://alerts.example.com/etl", "PAGER_SIGNING_SECRET": "s"})
 		cfg := mustLoad(t, example)
 		if cfg.Engine.Kind != EnginePostgres || cfg.Warehouse.Dialect != DialectPostgres || !cfg.Cloning.Effective() ||
-			cfg.Orchestration.Email == nil || cfg.DocsSite == nil || cfg.Orchestration.Timezone != "Europe/Berlin" {
+			cfg.Orchestration.Email == nil || cfg.DocsSite == nil || cfg.Orchestration.Timezone != "Europe/Berlin" ||
+			len(cfg.Notifications.Channels) != 2 || cfg.Notifications.ConsoleURL != "https://etl.example.com" {
 			t.Errorf("prod: %+v %+v %+v", cfg.Engine, cfg.Warehouse, cfg.Orchestration)
 		}
 	})

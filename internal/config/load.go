@@ -15,7 +15,7 @@ import (
 
 // sectionOrder lists the top-level sections in the order the file must
 // present them.
-var sectionOrder = []string{"Secrets", "Orchestration", "Engine", "Warehouse", "Cloning", "Docs_site"}
+var sectionOrder = []string{"Secrets", "Orchestration", "Engine", "Warehouse", "Cloning", "Docs_site", "Notifications", "Retention"}
 
 // earlierLayout lists the top-level keys of file layouts that are no longer
 // read.
@@ -190,7 +190,7 @@ func (l *loader) load(data []byte) (*Config, error) {
 	if cfg.Secrets, err = l.secrets(top); err != nil {
 		return nil, err
 	}
-	steps := []func(*Config, *mapping) error{l.orchestration, l.engine, l.warehouse, l.cloning, l.docsSite}
+	steps := []func(*Config, *mapping) error{l.orchestration, l.engine, l.warehouse, l.cloning, l.docsSite, l.notifications, l.retention}
 	for _, step := range steps {
 		if err := step(cfg, top); err != nil {
 			return nil, err
@@ -240,8 +240,8 @@ func (l *loader) checkLayout(top *mapping) error {
 	for _, e := range top.entries {
 		if slices.Contains(earlierLayout, e.key) {
 			return l.fail(e.line, e.key, "this is an earlier craft-connector.yml layout (%s is no longer a section); "+
-				"the file now has Secrets, Orchestration (holding the DAG defaults and Email), Engine, Warehouse, Cloning "+
-				"and Docs_site, each with one block per profile: see %s", e.key, ExamplePath)
+				"the file now has Secrets, Orchestration (holding the DAG defaults and Email), Engine, Warehouse, Cloning, "+
+				"Docs_site, Notifications and Retention, each with one block per profile: see %s", e.key, ExamplePath)
 		}
 		if isMapping(e.value) {
 			if v, ok := mappingOf(e.value, e.key).get("Variables"); ok {
@@ -332,6 +332,10 @@ func sectionSettings(name string) []string {
 		return append(all, "account", "database", "warehouse", "role", "token")
 	case "Cloning":
 		return cloningKeys
+	case "Notifications":
+		return notificationsKeys
+	case "Retention":
+		return retentionKeys
 	}
 	return docsSiteKeys
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ var orchestrationKeys = []string{
 	"Mode", "Name", "Api_address", "Log_dir", "Task_timeout_seconds", "Max_parallel_tasks",
 	"Shutdown_grace_seconds", "Timezone", "Enforce_sla", "Gate_wait_minutes", "Dependency_gates",
 	"Global_dag", "Catchup", "Tags", "Retries", "Retry_delay_minutes", "Depends_on_past",
-	"Email_on_failure", "Email_recipients", "Allow_schedule", "Email", "Python",
+	"Email_on_failure", "Email_recipients", "Allow_schedule", "Email", "Python", "Metrics_public", "Traces_endpoint",
 }
 
 // orchestration reads the Orchestration section.
@@ -42,6 +43,12 @@ func (l *loader) orchestration(cfg *Config, top *mapping) error {
 		return err
 	}
 	if o.Python, err = f.text("Python"); err != nil {
+		return err
+	}
+	if o.MetricsPublic, err = f.flag("Metrics_public", false); err != nil {
+		return err
+	}
+	if o.TracesEndpoint, err = l.tracesEndpoint(f); err != nil {
 		return err
 	}
 	numbers := []struct {
@@ -141,6 +148,25 @@ func (l *loader) apiAddress(f *fields) (string, error) {
 	if splitErr != nil || host == "" || !apiHost.MatchString(host) || portErr != nil ||
 		!asciiDigits.MatchString(port) || n < 0 || n > 65535 {
 		return "", l.bad(v, "must be host:port, such as %s or [::1]:8730, with a port from 0 to 65535; got '%s'", DefaultAPIAddress, v.text)
+	}
+	return v.text, nil
+}
+
+// tracesEndpoint reads Traces_endpoint: the http or https URL of an
+// OTLP/HTTP receiver, without user, query or fragment; "" when absent.
+func (l *loader) tracesEndpoint(f *fields) (string, error) {
+	v, err := f.get("Traces_endpoint")
+	if err != nil || !v.set {
+		return "", err
+	}
+	u, perr := url.Parse(v.text)
+	if perr == nil && u.User != nil {
+		// Not echoed: the user part may hold a password.
+		return "", l.bad(v, "must not hold a user or password; give the receiver's credentials in OTEL_EXPORTER_OTLP_HEADERS")
+	}
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" {
+		return "", l.bad(v, "must be the http or https URL of an OTLP/HTTP receiver, such as http://localhost:4318, without user, query or fragment; got '%s'", v.text)
 	}
 	return v.text, nil
 }

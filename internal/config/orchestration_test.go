@@ -32,6 +32,8 @@ func TestOrchestrationSettings(t *testing.T) {
   Email_on_failure: true
   Email_recipients: a@example.com, b@example.com
   Allow_schedule: false
+  Metrics_public: true
+  Traces_endpoint: http://collector:4318
 `))
 	o := cfg.Orchestration
 	f, tr := false, true
@@ -43,6 +45,7 @@ func TestOrchestrationSettings(t *testing.T) {
 		DependencyGates: "warn", GlobalDAG: true, Catchup: &f, Tags: []string{"finance", "daily"},
 		Retries: &three, RetryDelayMinutes: &ten, DependsOnPast: &f, EmailOnFailure: &tr,
 		EmailRecipients: []string{"a@example.com", "b@example.com"}, AllowSchedule: false,
+		MetricsPublic: true, TracesEndpoint: "http://collector:4318",
 	}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("Orchestration\n got %+v\nwant %+v", o, want)
@@ -84,8 +87,14 @@ func TestOrchestrationErrors(t *testing.T) {
 		{"a mapping where a value belongs", "  Timezone: {a: b}\n", ":6: Orchestration.Timezone: Timezone is a setting, so it takes a single value"},
 		{"a lower-case setting is not a profile", "  email:\n    host: x\n", "Orchestration.email: Email is a setting"},
 		{"empty value", "  Name: \"\"\n", "Orchestration.Name: must not be empty"},
+		{"metrics public not a boolean", "  Metrics_public: open\n", ":6: Orchestration.Metrics_public: must be true or false; got 'open'"},
+		{"traces endpoint not a URL", "  Traces_endpoint: collector:4318\n", ":6: Orchestration.Traces_endpoint: must be the http or https URL of an OTLP/HTTP receiver"},
+		{"traces endpoint with a query", "  Traces_endpoint: http://collector:4318/?a=b\n", "Orchestration.Traces_endpoint: must be the http or https URL"},
 	}
 	checkErrors(t, withOrchestration, cases)
+	// A URL's password is not echoed.
+	checkErrors(t, withOrchestration, []errorCase{{"traces endpoint with a user", "  Traces_endpoint: https://me:s3cret@collector:4318\n",
+		":6: Orchestration.Traces_endpoint: must not hold a user or password; give the receiver's credentials in OTEL_EXPORTER_OTLP_HEADERS"}}, "s3cret")
 	t.Run("mode required", func(t *testing.T) {
 		_, _, err := loadYAML(t, secretsEnv+"Orchestration:\n  Name: x\n"+engineSQLite)
 		wantConfigError(t, err, ":4: Orchestration: needs Mode: one of local, remote")

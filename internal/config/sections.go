@@ -16,9 +16,10 @@ var (
 )
 
 // optionalSection returns the active settings of an optional section whose
-// keys are all in keys; nil when the file has no such section.
-func (l *loader) optionalSection(top *mapping, name string, keys []string) (*section, error) {
-	s, err := l.selectProfile(top, name)
+// keys are all in keys; nil when the file has no such section. nested are
+// its keys whose values are mappings, not profile blocks.
+func (l *loader) optionalSection(top *mapping, name string, keys []string, nested ...string) (*section, error) {
+	s, err := l.selectProfile(top, name, nested...)
 	if err != nil || s == nil {
 		return s, err
 	}

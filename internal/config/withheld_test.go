@@ -22,6 +22,7 @@ var sweepValues = []string{
 	sweepSecret + ":80",
 	"[" + sweepSecret + "]",
 	"smtp",
+	"http://" + sweepSecret + ".example.com/" + sweepSecret,
 }
 
 // block is a section or a block of settings in file order.
@@ -91,18 +92,23 @@ func TestNoValueOfAVariableIsShown(t *testing.T) {
 		}},
 		{4, []block{{name: "Cloning", indent: "  ", keys: [][2]string{{"Enabled", "true"}}, swept: cloningKeys}}},
 		{5, []block{{name: "Docs_site", indent: "  ", keys: [][2]string{{"Output", "docs"}}, swept: docsSiteKeys}}},
+		{6, []block{
+			{name: "Notifications", indent: "  ", keys: [][2]string{{"Retries", "1"}},
+				swept: slices.DeleteFunc(slices.Clone(notificationsKeys), func(k string) bool { return k == "Channels" })},
+			{name: "Notifications.Channels.pager", indent: "      ", keys: [][2]string{{"kind", "webhook"}, {"url", "HOOK_URL"}}, swept: channelKeys},
+		}},
 	}
 	// The Email block's settings are swept inside Orchestration.
 	email := block{name: "Orchestration.Email", indent: "    ",
 		keys:  [][2]string{{"host", "smtp.example.com"}, {"port", "587"}, {"from_address", "etl@example.com"}},
 		swept: emailKeys}
-	base := []string{secretsEnv, orchLocal, engineSQLite, warehouseDuck, "", ""}
+	base := []string{secretsEnv, orchLocal, engineSQLite, warehouseDuck, "", "", ""}
 	dir := t.TempDir()
 	tried, refused := 0, 0
 	var value string
 	try := func(file, where string) {
 		l := &loader{file: dir + "/" + FileName, dir: dir,
-			src: source{values: map[string]string{"ENGINE_SECRET": "pw", "SWEEP_VALUE": value}, describe: "the environment source"}}
+			src: source{values: map[string]string{"ENGINE_SECRET": "pw", "HOOK_URL": "https://hooks.example.com/x", "SWEEP_VALUE": value}, describe: "the environment source"}}
 		_, err := l.load([]byte(file))
 		tried++
 		if err == nil {

@@ -190,6 +190,20 @@ func EmailRecipients(p pipeline.Pipeline, o config.Orchestration) ([]string, err
 	return a.email, err
 }
 
+// NotifyChannels are the channels the pipeline's SLA breaches go to:
+// PIPELINE_PARAMETERS.NOTIFY_CHANNELS, a list of channel names, else def
+// (Notifications.Sla_channels). A parameter of the wrong type is a metadata
+// error (exit 4).
+func NotifyChannels(p pipeline.Pipeline, def []string) ([]string, error) {
+	params, err := p.ParametersJSON()
+	if err != nil {
+		return nil, err
+	}
+	r := paramReader{code: p.Code, params: params}
+	channels := r.strings("NOTIFY_CHANNELS", def, []string{})
+	return channels, r.err
+}
+
 // paramReader reads typed PIPELINE_PARAMETERS, keeping the first error.
 type paramReader struct {
 	code   string

@@ -1,6 +1,6 @@
 // Package doctor checks a deployment: the configuration, its secrets, the
 // Engine DB (connection, tables, migrations, privileges or file access), the
-// warehouse, email and cloning settings. It reports every check, not only
+// warehouse, email, alert channels and cloning settings. It reports every check, not only
 // the first failure. setup runs the same checks, except the Engine DB's
 // tables and migrations, before it changes anything.
 package doctor
@@ -111,6 +111,7 @@ func Run(ctx context.Context, opts Options) Report {
 	d.engineDB(ctx)
 	d.warehouse(ctx)
 	d.email(ctx)
+	d.channels(ctx)
 	d.cloning(ctx)
 	d.files()
 	d.projectFolders()
@@ -139,17 +140,11 @@ func (d *doctor) configuration() {
 func (d *doctor) apiAddress() {
 	addr := d.cfg.Orchestration.APIAddress
 	host, _, err := net.SplitHostPort(addr)
-	if err == nil && (strings.EqualFold(host, "localhost") || isLoopback(host)) {
+	if err == nil && config.Loopback(host) {
 		return
 	}
 	d.add(Warn, "API address", "Api_address %s is not a loopback address: the HTTP API speaks plain HTTP, bearer tokens included; "+
 		"put a TLS reverse proxy in front of it and serve the API on 127.0.0.1", addr)
-}
-
-// isLoopback reports whether host is a loopback IP address.
-func isLoopback(host string) bool {
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // secretCheck reports whether a secret variable resolves, never its value.
@@ -198,6 +193,9 @@ func (d *doctor) files() {
 	}
 	if m := d.cfg.Orchestration.Email; m != nil {
 		list = append(list, named{"Orchestration.Email.ca_file", m.CAFile})
+	}
+	for _, c := range d.cfg.Notifications.Channels {
+		list = append(list, named{"Notifications.Channels." + c.Name + ".ca_file", c.CAFile})
 	}
 	for _, f := range list {
 		if f.path == "" {

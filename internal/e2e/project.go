@@ -61,7 +61,13 @@ func (p Pair) usesPostgres() bool {
 // in CI, see enginetest.AdminURL).
 func EachPair(t *testing.T, body func(t *testing.T, pair Pair)) {
 	t.Helper()
-	for _, pair := range Pairs {
+	EachOf(t, Pairs, body)
+}
+
+// EachOf is EachPair over the pairs given.
+func EachOf(t *testing.T, pairs []Pair, body func(t *testing.T, pair Pair)) {
+	t.Helper()
+	for _, pair := range pairs {
 		t.Run(pair.String(), func(t *testing.T) {
 			t.Parallel()
 			if pair.usesPostgres() {
@@ -124,13 +130,26 @@ type Result struct {
 // listens on a free loopback port, so that servers run side by side.
 func New(t testing.TB, pair Pair, extra string) *Project {
 	t.Helper()
+	return NewOn(t, pair, "", "", extra)
+}
+
+// NewOn is New on given PostgreSQL databases, such as those of a server the
+// test stops and starts (enginetest.Cluster): engineURL, when not empty, is
+// the Engine DB of a PostgreSQL pair, and warehouseURL, when not empty, the
+// warehouse database of a pair with a PostgreSQL warehouse, in which the
+// schema main is created. The others are made as New makes them.
+func NewOn(t testing.TB, pair Pair, engineURL, warehouseURL, extra string) *Project {
+	t.Helper()
 	p := &Project{T: t, Dir: t.TempDir(), Pair: pair}
 	var engineBlock string
 	if pair.Engine == engine.SQLite {
 		engineBlock = "    jdbc_url: jdbc:sqlite:state/engine.db\n    schema: main\n"
 		p.Engine = engine.Options{Kind: engine.SQLite, Path: filepath.Join(p.Dir, "state", "engine.db")}
 	} else {
-		raw := enginetest.NewPGDatabase(t)
+		raw := engineURL
+		if raw == "" {
+			raw = enginetest.NewPGDatabase(t)
+		}
 		host, path, user, pw := pgParts(t, raw)
 		engineBlock = fmt.Sprintf("    jdbc_url: jdbc:postgresql://%s%s?sslmode=disable\n    schema: public\n    auth_mode: password\n    user: %s\n    secret: ENGINE_SECRET\n",
 			host, path, user)
@@ -139,13 +158,16 @@ func New(t testing.TB, pair Pair, extra string) *Project {
 	}
 	section := DuckDBWarehouse
 	if pair.Warehouse == warehouse.Postgres {
-		var env []string
-		if pair.SameDatabase && pair.Engine == engine.Postgres {
-			p.WarehouseURL = p.Engine.DSN
-			section, env = pgWarehouseSection(t, p.WarehouseURL, Schema)
-		} else {
-			section, env, p.WarehouseURL = PGWarehouse(t, Schema)
+		switch {
+		case warehouseURL != "":
+		case pair.SameDatabase && pair.Engine == engine.Postgres:
+			warehouseURL = p.Engine.DSN
+		default:
+			warehouseURL = enginetest.NewPGDatabase(t)
 		}
+		var env []string
+		section, env = pgWarehouseSection(t, warehouseURL, Schema)
+		p.WarehouseURL = warehouseURL
 		p.Env = append(p.Env, env...)
 		db := open(t, "pgx", p.WarehouseURL)
 		MustExec(t, db, "CREATE SCHEMA "+Schema)

@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,6 +73,49 @@ func (p *Project) StartServer(env ...string) *Server {
 
 // Pid is the server's process id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// CPUTime is the CPU time (user and system) the server has used so far,
+// from /proc/<pid>/stat.
+func (s *Server) CPUTime() time.Duration {
+	s.t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.Pid()))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces;
+	// utime and stime are fields 14 and 15, in clock ticks.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		s.t.Fatalf("/proc/%d/stat: %q", s.Pid(), data)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's clock ticks a second (USER_HZ), the unit of
+// /proc/<pid>/stat's times: 100 on Linux.
+const clockTicks = 100
+
+// ResidentKiB is the server's resident memory in KiB (VmRSS), 0 once it
+// has ended.
+func (s *Server) ResidentKiB() int64 {
+	s.t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Pid()))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				s.t.Fatalf("/proc/%d/status: %q", s.Pid(), line)
+			}
+			return kib
+		}
+	}
+	return 0
+}
 
 // Stderr is what the server wrote to stderr so far: its log.
 func (s *Server) Stderr() string { return s.errs.String() }

@@ -21,8 +21,13 @@ type ChangeLog struct {
 	// snapshot of mark $2 (text, as Mark selects it) did not see.
 	Since string
 	// IntegerKey reads ROW_KEY as the key of a table whose key is an
-	// integer.
-	IntegerKey string
+	// integer; IntegerRange reads ROW_KEY and LAST_KEY so, the first and
+	// last key of a logged range.
+	IntegerKey, IntegerRange string
+	// LogRange logs that every key of table $1 from $2 to $3 (integers,
+	// bound as text) may have changed: what a purge logs per table and
+	// batch instead of each key it deleted (see ForPurge).
+	LogRange string
 	// PrimaryKey selects the names of a table's primary-key columns, and
 	// Triggers the names of its clone triggers (trg_clone_*).
 	PrimaryKey, Triggers string
@@ -47,6 +52,8 @@ func (sqliteDialect) changeLog(string) ChangeLog {
 			"(SELECT MIN(CAST(MARK AS BIGINT)) FROM CLONE_STATE WHERE ENGINE_TABLE = $1)",
 		Since:              "TABLE_NAME = $1 AND CHANGE_SEQ > CAST($2 AS INTEGER)",
 		IntegerKey:         "ROW_KEY",
+		IntegerRange:       "ROW_KEY, LAST_KEY",
+		LogRange:           "INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY, LAST_KEY) VALUES ($1, CAST($2 AS INTEGER), CAST($3 AS INTEGER))",
 		Identity:           "SELECT 'rootpage ' || rootpage FROM sqlite_master WHERE type = 'table' AND name = $1",
 		PrimaryKey:         "SELECT name FROM pragma_table_info($1) WHERE pk > 0",
 		Triggers:           "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = $1 AND name LIKE 'trg_clone_%'",
@@ -64,7 +71,9 @@ func (postgresDialect) changeLog(schema string) ChangeLog {
 			"(SELECT MIN(txid_snapshot_xmin(CAST(MARK AS txid_snapshot))) FROM CLONE_STATE WHERE ENGINE_TABLE = $1)",
 		Since: "TABLE_NAME = $1 AND CHANGE_SEQ >= txid_snapshot_xmin(CAST($2 AS txid_snapshot)) " +
 			"AND NOT txid_visible_in_snapshot(CHANGE_SEQ, CAST($2 AS txid_snapshot))",
-		IntegerKey: "CAST(ROW_KEY AS BIGINT)",
+		IntegerKey:   "CAST(ROW_KEY AS BIGINT)",
+		IntegerRange: "CAST(ROW_KEY AS BIGINT), CAST(LAST_KEY AS BIGINT)",
+		LogRange:     "INSERT INTO CLONE_CHANGES (CHANGE_SEQ, TABLE_NAME, ROW_KEY, LAST_KEY) VALUES (txid_current(), $1, $2, $3)",
 		Identity: "SELECT (SELECT system_identifier::text FROM pg_control_system()) || ' ' || current_database() || ' ' || " +
 			"c.oid::text || ' ' || c.relfilenode::text FROM pg_class c WHERE c.oid = " + rel,
 		PrimaryKey: "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) " +

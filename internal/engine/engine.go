@@ -68,6 +68,9 @@ type Options struct {
 	// another process's write lock together; on PostgreSQL every lock wait
 	// of a BoundedTx. Zero means DefaultBusyTimeout.
 	BusyTimeout time.Duration
+	// Observer, when set, is told of every query, statement and write
+	// transaction of the DB and of its Tx (not of the *sql.DB SQL gives).
+	Observer Observer
 }
 
 // maxIdleConns is how many unused connections an Engine DB keeps open.
@@ -79,6 +82,7 @@ type DB struct {
 	d       dialect
 	opts    Options
 	writers *writerLock
+	counts  *counters
 }
 
 // Open connects to the Engine DB and checks that it is reachable. A SQLite
@@ -97,7 +101,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	// for the next statement instead of opening one per statement.
 	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxIdleTime(time.Minute)
-	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities(), opts.busyTimeout())}
+	e := &DB{sql: db, d: d, opts: opts, writers: newWriterLock(d.capabilities(), opts.busyTimeout()),
+		counts: &counters{}}
 	if err := d.check(ctx, e); err != nil {
 		db.Close()
 		return nil, err
@@ -208,18 +213,30 @@ func (db *DB) Schema() string {
 
 // QueryContext runs a read query outside any transaction.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return db.sql.QueryContext(ctx, db.d.rebind(query), args...)
+	db.counts.reads.Add(1)
+	start := time.Now()
+	rows, err := db.sql.QueryContext(ctx, db.d.rebind(query), args...)
+	observe(db.opts.Observer, OpQuery, start, err)
+	return rows, err
 }
 
 // QueryRowContext runs a read query returning at most one row.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return db.sql.QueryRowContext(ctx, db.d.rebind(query), args...)
+	db.counts.reads.Add(1)
+	start := time.Now()
+	row := db.sql.QueryRowContext(ctx, db.d.rebind(query), args...)
+	observe(db.opts.Observer, OpQuery, start, row.Err())
+	return row
 }
 
 // ExecContext runs a statement outside a transaction. Writes to guarded
 // tables must go through Tx instead.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return db.sql.ExecContext(ctx, db.d.rebind(query), args...)
+	db.counts.reads.Add(1)
+	start := time.Now()
+	res, err := db.sql.ExecContext(ctx, db.d.rebind(query), args...)
+	observe(db.opts.Observer, OpExec, start, err)
+	return res, err
 }
 
 // Querier is what DB and Tx share: rebinding query methods.
@@ -234,24 +251,35 @@ type Tx struct {
 	tx    *sql.Tx
 	d     dialect
 	state *connState // SQLite only: the connection's guard-function state
+	n     *counters
+	obs   Observer
 }
 
 // QueryContext runs a query in the transaction.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	tx.beforeStatement()
-	return tx.tx.QueryContext(ctx, tx.d.rebind(query), args...)
+	start := time.Now()
+	rows, err := tx.tx.QueryContext(ctx, tx.d.rebind(query), args...)
+	observe(tx.obs, OpQuery, start, err)
+	return rows, err
 }
 
 // QueryRowContext runs a query returning at most one row.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	tx.beforeStatement()
-	return tx.tx.QueryRowContext(ctx, tx.d.rebind(query), args...)
+	start := time.Now()
+	row := tx.tx.QueryRowContext(ctx, tx.d.rebind(query), args...)
+	observe(tx.obs, OpQuery, start, row.Err())
+	return row
 }
 
 // ExecContext runs a statement in the transaction.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	tx.beforeStatement()
-	return tx.tx.ExecContext(ctx, tx.d.rebind(query), args...)
+	start := time.Now()
+	res, err := tx.tx.ExecContext(ctx, tx.d.rebind(query), args...)
+	observe(tx.obs, OpExec, start, err)
+	return res, err
 }
 
 // ExecRaw runs a statement exactly as written: no placeholder is rebound and
@@ -272,7 +300,10 @@ func (tx *Tx) TimeArg(t time.Time) any { return tx.d.timeArg(t) }
 // JSON column: cast to JSONB on PostgreSQL, as it is on SQLite.
 func (tx *Tx) JSONParam(n int) string { return tx.d.jsonParam(n) }
 
+// beforeStatement counts a statement of the transaction and, on SQLite,
+// forgets the inserts the previous one made.
 func (tx *Tx) beforeStatement() {
+	tx.n.statements.Add(1)
 	if tx.state != nil {
 		tx.state.clearInserts()
 	}
@@ -296,10 +327,17 @@ func WithMigration(ctx context.Context, file string) context.Context {
 }
 
 // WithPurpose returns a context whose transactions carry a purpose, such as
-// "retention", that relaxes the append-only guards.
+// "retention" (ForPurge), that the guards read.
 func WithPurpose(ctx context.Context, purpose string) context.Context {
 	return context.WithValue(ctx, purposeKey{}, purpose)
 }
+
+// ForPurge returns a context whose transactions are a purge's (purpose
+// retention): the guards let them delete history, the append-only rows and
+// the terminal attempts, and never update it; and their deletions are not
+// logged key by key for cloning, since the purge logs the ranges of keys
+// it deleted (ChangeLog.LogRange).
+func ForPurge(ctx context.Context) context.Context { return WithPurpose(ctx, retentionPurpose) }
 
 // ScopeOf returns the guard context of ctx.
 func ScopeOf(ctx context.Context) Scope {
@@ -331,6 +369,8 @@ func (db *DB) BoundedTx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (db *DB) tx(ctx context.Context, bounded bool, fn func(tx *Tx) error) (err error) {
+	start := time.Now()
+	defer func() { observe(db.opts.Observer, OpTransaction, start, err) }()
 	waited, err := db.writers.lock(ctx)
 	if err != nil {
 		return err
@@ -403,7 +443,8 @@ func (db *DB) beginOn(ctx context.Context, conn *sql.Conn, waited time.Duration,
 	case err != nil:
 		return nil, exit.Wrap(exit.EngineDB, err, "could not begin an Engine DB transaction")
 	}
-	tx := &Tx{tx: sqlTx, d: db.d, state: state}
+	tx := &Tx{tx: sqlTx, d: db.d, state: state, n: db.counts, obs: db.opts.Observer}
+	db.counts.transactions.Add(1)
 	if err := db.d.setScope(ctx, tx, ScopeOf(ctx)); err != nil {
 		sqlTx.Rollback()
 		return nil, exit.Wrap(exit.EngineDB, err, "could not set the transaction's actor")
@@ -448,6 +489,7 @@ type dialect interface {
 	beforeAlter(ctx context.Context, tx *Tx, statement string) error
 	changeLog(schema string) ChangeLog
 	outsideTransaction(statement string) string
+	vacuum(ctx context.Context, db *DB, tables []string) error
 }
 
 // Time scans a timestamp stored by either dialect (see records.Time, where
@@ -521,3 +563,10 @@ func (tx *Tx) RefreshTriggers(ctx context.Context) error {
 // QuoteIdent quotes an identifier for either dialect ("name", with inner
 // quotes doubled).
 func QuoteIdent(name string) string { return quoteIdent(name) }
+
+// Vacuum gives the space the tables' deleted rows held back: on SQLite it
+// rewrites the whole file (VACUUM), which makes every writer wait until it
+// is done; on PostgreSQL it vacuums and analyzes each table, so that its
+// space is reused at once and its statistics are new. It runs outside any
+// transaction.
+func (db *DB) Vacuum(ctx context.Context, tables []string) error { return db.d.vacuum(ctx, db, tables) }

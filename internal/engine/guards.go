@@ -17,8 +17,8 @@ const apiTokensTable = "CFG_API_TOKENS"
 // attemptsTable holds attempts, which are immutable once terminal.
 const attemptsTable = "AUD_TASK_ATTEMPTS"
 
-// appendOnlyTables keep history: their rows are never updated or deleted,
-// except by retention.
+// appendOnlyTables keep history: their rows are never updated, and deleted
+// only by retention (a purge).
 var appendOnlyTables = map[string]bool{
 	"AUD_RUN_INTERVENTIONS":      true,
 	"AUD_ACTIONS":                true,
@@ -31,7 +31,8 @@ var appendOnlyTables = map[string]bool{
 // appear in the metadata CFG_ tables.
 var stampColumns = []string{"CREATED_BY", "CREATE_DATE", "UPDATED_BY", "UPDATED_DATE"}
 
-// retentionPurpose is the transaction purpose that may remove history.
+// retentionPurpose is the transaction purpose that may delete history (and
+// never update it): a purge's (see WithPurpose).
 const retentionPurpose = "retention"
 
 // capturesChanges reports whether a table's row changes are recorded in

@@ -776,8 +776,23 @@ func TestAppendOnlyTables(t *testing.T) {
 				t.Errorf("truncating attempts: %v", err)
 			}
 		}
-		// Retention may remove history.
-		retention := engine.WithPurpose(ctx, "retention")
+		// A purge (retention) may delete history, never rewrite it.
+		retention := engine.ForPurge(ctx)
+		for _, table := range []string{"AUD_RUN_INTERVENTIONS", "AUD_ACTIONS", "AUD_METADATA_CHANGES",
+			"AUD_DEPENDENCY_CONSUMPTION", "AUD_GATE_DECISIONS"} {
+			for _, w := range writes(t, db, table)[1:] {
+				if strings.HasPrefix(w, "DELETE") {
+					continue
+				}
+				err := exec1(retention, db, w)
+				if want := strings.ToUpper(table) + " is append-only: its rows are immutable history; add a new row instead"; guardMessage(err) != want {
+					t.Errorf("a purge's %s: %v, want %q", w, err, want)
+				}
+			}
+		}
+		if err := exec1(retention, db, "UPDATE AUD_TASK_ATTEMPTS SET ERROR_MESSAGE = 'rewritten' WHERE ATTEMPT_ID = 1"); guardMessage(err) != terminal {
+			t.Errorf("a purge's update of a terminal attempt: %v", err)
+		}
 		for _, w := range []string{
 			"DELETE FROM AUD_GATE_DECISIONS", "DELETE FROM AUD_DEPENDENCY_CONSUMPTION", "DELETE FROM AUD_RUN_INTERVENTIONS",
 			"DELETE FROM AUD_ACTIONS", "DELETE FROM AUD_METADATA_CHANGES", "DELETE FROM AUD_TASK_ATTEMPTS",

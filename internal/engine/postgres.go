@@ -130,6 +130,7 @@ func (postgresDialect) setBeginWait(context.Context, *sql.Conn, time.Duration) e
 
 // boundLocks sets the transaction's lock_timeout.
 func (postgresDialect) boundLocks(ctx context.Context, tx *Tx, d time.Duration) error {
+	tx.beforeStatement()
 	_, err := tx.tx.ExecContext(ctx, "SELECT set_config('lock_timeout', $1, true)", fmt.Sprintf("%dms", d.Milliseconds()))
 	return err
 }
@@ -138,6 +139,7 @@ func (postgresDialect) connState(any) *connState { return nil }
 
 // setScope sets the transaction-local settings the guard triggers read.
 func (postgresDialect) setScope(ctx context.Context, tx *Tx, s Scope) error {
+	tx.beforeStatement()
 	_, err := tx.tx.ExecContext(ctx,
 		`SELECT set_config('etl_craft.actor', $1, true), set_config('etl_craft.actor_kind', $2, true),
 		        set_config('etl_craft.purpose', $3, true), set_config('etl_craft.migration', $4, true)`,
@@ -209,4 +211,14 @@ func (postgresDialect) copyOut(ctx context.Context, db *DB, query string, w io.W
 		return err
 	}
 	return tx.Commit()
+}
+
+// vacuum vacuums and analyzes each table.
+func (postgresDialect) vacuum(ctx context.Context, db *DB, tables []string) error {
+	for _, t := range tables {
+		if _, err := db.sql.ExecContext(ctx, "VACUUM (ANALYZE) "+quoteIdent(strings.ToLower(t))); err != nil {
+			return fmt.Errorf("vacuuming %s: %w", t, err)
+		}
+	}
+	return nil
 }

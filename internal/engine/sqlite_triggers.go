@@ -80,22 +80,26 @@ func sqliteGuardedTables(ctx context.Context, tx *Tx) ([]string, error) {
 // missing: on a connection without etl-craft's functions (the sqlite3 shell,
 // a BI tool) the call itself fails with "no such function: etl_craft_actor".
 // Append-only tables also refuse UPDATE and DELETE, and attempts refuse them
-// once terminal, unless the purpose is retention.
+// once terminal; a transaction whose purpose is retention (a purge) may
+// delete those rows, never update them.
 func sqliteGuardTriggers(table string) []string {
 	upper := strings.ToUpper(table)
 	refuse := func(message, when string) string {
 		return "SELECT RAISE(ABORT, " + quoteLiteral(message) + ") WHERE " + when
 	}
-	notRetention := "etl_craft_purpose() <> " + quoteLiteral(retentionPurpose)
 	var out []string
 	for _, op := range []string{"INSERT", "UPDATE", "DELETE"} {
 		body := []string{refuse(writtenOnlyMessage(upper), "COALESCE(etl_craft_actor(), '') = ''")}
+		always := "1"
+		if op == "DELETE" {
+			always = "etl_craft_purpose() <> " + quoteLiteral(retentionPurpose)
+		}
 		switch {
 		case op != "INSERT" && appendOnlyTables[upper]:
-			body = append(body, refuse(appendOnlyMessage(upper), notRetention))
+			body = append(body, refuse(appendOnlyMessage(upper), always))
 		case op != "INSERT" && upper == attemptsTable:
 			body = append(body, refuse(terminalAttemptMessage,
-				notRetention+" AND OLD.STATUS NOT IN ("+records.SQLActiveAttempts+")"))
+				always+" AND OLD.STATUS NOT IN ("+records.SQLActiveAttempts+")"))
 		}
 		name := "trg_actor_guard_" + strings.ToLower(table) + "_" + strings.ToLower(op)
 		out = append(out, fmt.Sprintf("CREATE TRIGGER IF NOT EXISTS %s BEFORE %s ON %s\nBEGIN\n    %s;\nEND",

@@ -114,10 +114,22 @@ func RunHistory(ctx context.Context, q engine.Querier, req HistoryRequest) (repo
 
 // interventions returns the pipeline's interventions in the order they were made.
 func interventions(ctx context.Context, q engine.Querier, pipelineID int64) ([]report.Intervention, error) {
+	return queryInterventions(ctx, q, "i.PIPELINE_ID = $1", pipelineID)
+}
+
+// RunInterventions returns the interventions made under the run (marks,
+// cancels, reruns, gate bypasses), in the order they were made.
+func RunInterventions(ctx context.Context, q engine.Querier, runID int64) ([]report.Intervention, error) {
+	return queryInterventions(ctx, q, "i.PIPELINE_RUN_ID = $1", runID)
+}
+
+// queryInterventions returns the interventions that match the condition
+// on AUD_RUN_INTERVENTIONS i, in the order they were made.
+func queryInterventions(ctx context.Context, q engine.Querier, cond string, arg any) ([]report.Intervention, error) {
 	rows, err := q.QueryContext(ctx, `SELECT i.INTERVENTION_ID, i.PIPELINE_RUN_ID, i.TASK_ID, t.TASK_CODE, i.ACTION,
 			i.FROM_STATUS, i.TO_STATUS, i.TARGET_COUNT, i.REASON, i.REQUESTED_BY, i.REQUESTED_BY_KIND, i.REQUESTED_AT
 		FROM AUD_RUN_INTERVENTIONS i LEFT JOIN CFG_TASKS t ON t.TASK_ID = i.TASK_ID
-		WHERE i.PIPELINE_ID = $1 ORDER BY i.INTERVENTION_ID`, pipelineID)
+		WHERE `+cond+` ORDER BY i.INTERVENTION_ID`, arg)
 	if err != nil {
 		return nil, readError(err, "AUD_RUN_INTERVENTIONS")
 	}

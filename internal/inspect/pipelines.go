@@ -63,6 +63,27 @@ func view(p pipeline.Pipeline, pause *report.Pause, zone *time.Location, now tim
 	return v
 }
 
+// NextTicks returns the pipeline's next n schedule ticks after now, in UTC
+// (zone as in ListPipelines): none without a schedule, or the error of
+// invalid schedule settings.
+func NextTicks(p pipeline.Pipeline, zone *time.Location, now time.Time, n int) ([]time.Time, error) {
+	if p.RunSchedule == "" {
+		return nil, nil
+	}
+	tt, err := timetable(p, zone, now)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	for t := now; len(out) < n; {
+		if t = tt.Next(t); t.IsZero() {
+			break
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
 // timetable checks a scheduled pipeline's schedule settings
 // (schedule.NewTimetable) with zone as the fallback zone. The pipeline's
 // CREATE_DATE is not read: without SCHEDULE_START_DATE, ticks count from

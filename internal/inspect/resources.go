@@ -96,24 +96,14 @@ func AttemptLog(ctx context.Context, q engine.Querier, id, offset, max int64) (r
 	if offset < 0 {
 		return report.AttemptLog{}, exit.Fieldf(exit.Usage, "{offset} must be a byte offset of 0 or more, got %d", offset)
 	}
-	a, err := AttemptByID(ctx, q, id)
+	f, a, err := OpenAttemptLog(ctx, q, id)
 	if err != nil {
 		return report.AttemptLog{}, err
-	}
-	if a.LogPath == nil {
-		return report.AttemptLog{}, exit.Errorf(exit.ResourceNotFound, "attempt %d has no log (it never started)", id)
-	}
-	f, err := os.Open(*a.LogPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return report.AttemptLog{}, exit.Errorf(exit.ResourceNotFound, "the log of attempt %d (%s) is gone", id, *a.LogPath)
-	}
-	if err != nil {
-		return report.AttemptLog{}, exit.Wrap(exit.ResourceNotFound, err, "cannot read the log of attempt %d: ", id)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return report.AttemptLog{}, exit.Wrap(exit.ResourceNotFound, err, "cannot read the log of attempt %d: ", id)
+		return report.AttemptLog{}, unreadableLog(id, err)
 	}
 	out := report.AttemptLog{Schema: report.SchemaAttemptLog, AttemptID: id, LogPath: *a.LogPath, Offset: offset, Size: st.Size(), NextOffset: offset}
 	if offset >= st.Size() {
@@ -122,10 +112,36 @@ func AttemptLog(ctx context.Context, q engine.Querier, id, offset, max int64) (r
 	buf := make([]byte, min(max, st.Size()-offset))
 	n, err := f.ReadAt(buf, offset)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return report.AttemptLog{}, exit.Wrap(exit.ResourceNotFound, err, "cannot read the log of attempt %d: ", id)
+		return report.AttemptLog{}, unreadableLog(id, err)
 	}
 	out.Text, out.NextOffset, out.Truncated = string(buf[:n]), offset+int64(n), offset+int64(n) < st.Size()
 	return out, nil
+}
+
+// OpenAttemptLog opens the attempt's log file and returns it with the
+// attempt; the caller closes it. An attempt without a log, or whose log
+// file is gone, is exit 24.
+func OpenAttemptLog(ctx context.Context, q engine.Querier, id int64) (*os.File, report.Attempt, error) {
+	a, err := AttemptByID(ctx, q, id)
+	if err != nil {
+		return nil, a, err
+	}
+	if a.LogPath == nil {
+		return nil, a, exit.Errorf(exit.ResourceNotFound, "attempt %d has no log (it never started)", id)
+	}
+	f, err := os.Open(*a.LogPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, a, exit.Errorf(exit.ResourceNotFound, "the log of attempt %d (%s) is gone", id, *a.LogPath)
+	}
+	if err != nil {
+		return nil, a, unreadableLog(id, err)
+	}
+	return f, a, nil
+}
+
+// unreadableLog is the error of a log file that cannot be read (exit 24).
+func unreadableLog(id int64, err error) error {
+	return exit.Wrap(exit.ResourceNotFound, err, "cannot read the log of attempt %d: ", id)
 }
 
 // Operation is the document of what an operator command changed

@@ -65,6 +65,9 @@ func runDoc(r records.Run) Run {
 		EndedBy: nullString(r.EndedBy), EndedByKind: nullString(r.EndedByKind)}}
 }
 
+// RunDocument is the etl-craft/run/1 document of a run row.
+func RunDocument(r records.Run) report.Run { return runDoc(r).Run }
+
 // runDocs is the documents of run rows.
 func runDocs(rows []records.Run) []Run {
 	out := make([]Run, len(rows))

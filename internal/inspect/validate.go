@@ -53,6 +53,10 @@ type ValidateRequest struct {
 	// GlobalDAG is Orchestration.Global_dag, under which mixed
 	// pipeline-dependency types cannot be expressed either.
 	GlobalDAG bool
+	// CheckPipeline, when set, returns the problems of a pipeline's
+	// settings that the project's configuration decides, such as the
+	// channels of its SLA breaches.
+	CheckPipeline func(p pipeline.Pipeline) []string
 	// Warehouse, when set, connects to the warehouse for the handlers that
 	// check more with it (handler.WarehouseChecker); it is called only when
 	// such a task is checked. A connection that fails is one warning; a
@@ -64,8 +68,8 @@ type ValidateRequest struct {
 // Validate checks active pipelines the way a run would meet them, without
 // running anything: each pipeline's graph (an invalid graph is a finding,
 // not an error), its pipeline dependencies (inactive upstreams, cycles
-// among pipelines), HAS_DATA dependencies on tasks that never report rows,
-// every task's parameters through its handler's Check (and, with
+// among pipelines), the settings req.CheckPipeline checks, HAS_DATA
+// dependencies on tasks that never report rows, every task's parameters through its handler's Check (and, with
 // req.Warehouse, its CheckWarehouse, the only use of a warehouse), and in
 // remote mode the rules the orchestrator cannot express
 // (pipeline.Graph.RemoteUnsupported). An unknown PipelineCode is a metadata
@@ -101,6 +105,11 @@ func Validate(ctx context.Context, q engine.Querier, req ValidateRequest) (repor
 		v.Pipelines++
 		v.Tasks += len(g.Tasks)
 		checkPipeline(&v, g, upstreams)
+		if req.CheckPipeline != nil {
+			for _, m := range req.CheckPipeline(p) {
+				add(&v, Fail, p.Code, m)
+			}
+		}
 		if req.Remote {
 			for _, r := range g.RemoteUnsupported(req.GlobalDAG) {
 				add(&v, Fail, r.Where, r.Reason)

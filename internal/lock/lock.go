@@ -48,6 +48,9 @@ type Held struct {
 	once    sync.Once
 	release func() error
 	err     error
+	// check reports the lock lost; nil for a lock that lasts as long as
+	// the process.
+	check func(ctx context.Context) error
 }
 
 // Release gives the lock up. A second call does nothing and returns the
@@ -55,6 +58,17 @@ type Held struct {
 func (h *Held) Release() error {
 	h.once.Do(func() { h.err = h.release() })
 	return h.err
+}
+
+// Check returns an error when the lock was lost without Release: a
+// PostgreSQL advisory lock ends with the connection it was taken on, which
+// a restart of the database, or an administrator ending the session, cuts.
+// A file lock lasts as long as the process, and Check returns nil.
+func (h *Held) Check(ctx context.Context) error {
+	if h.check == nil {
+		return nil
+	}
+	return h.check(ctx)
 }
 
 // Acquire takes the named lock for this Engine DB, waiting at most wait
@@ -78,13 +92,10 @@ func acquire(ctx context.Context, db *engine.DB, name string, wait time.Duration
 	if wait < 0 {
 		wait = 0
 	}
-	var release func() error
-	var err error
 	if db.Capabilities().Server { // advisory locks on the server; file locks beside a SQLite file
-		release, err = acquireAdvisory(ctx, db, name, wait, waiting)
-	} else {
-		release, err = acquireFile(ctx, db.Options().Path, name, wait, waiting)
+		return acquireAdvisory(ctx, db, name, wait, waiting)
 	}
+	release, err := acquireFile(ctx, db.Options().Path, name, wait, waiting)
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,11 @@ import (
 const lockNotAvailable = "55P03"
 
 // acquireAdvisory takes the transaction-level advisory lock of name on a
-// connection of its own, in a transaction that lasts until the returned
-// release ends it. The server ends that transaction, and so the lock, when
-// the connection drops with its process.
-func acquireAdvisory(ctx context.Context, db *engine.DB, name string, wait time.Duration, waiting func()) (func() error, error) {
+// connection of its own, in a transaction that lasts until the lock's
+// Release ends it. The server ends that transaction, and so the lock, when
+// the connection drops, with its process or a restart of the database;
+// Check asks the connection whether it still answers.
+func acquireAdvisory(ctx context.Context, db *engine.DB, name string, wait time.Duration, waiting func()) (*Held, error) {
 	conn, err := db.SQL().Conn(ctx)
 	if err != nil {
 		return nil, advisoryFailed(ctx, name, err)
@@ -32,7 +33,7 @@ func acquireAdvisory(ctx context.Context, db *engine.DB, name string, wait time.
 		conn.Close()
 		return nil, advisoryFailed(ctx, name, err)
 	}
-	abandon := func(err error) (func() error, error) {
+	abandon := func(err error) (*Held, error) {
 		tx.Rollback()
 		conn.Close()
 		return nil, err
@@ -64,7 +65,15 @@ func acquireAdvisory(ctx context.Context, db *engine.DB, name string, wait time.
 			return abandon(advisoryFailed(ctx, name, err))
 		}
 	}
-	return func() error { return releaseAdvisory(conn, tx, name) }, nil
+	return &Held{
+		release: func() error { return releaseAdvisory(conn, tx, name) },
+		check: func(ctx context.Context) error {
+			// The lock lasts as long as its transaction, and so as long
+			// as the connection answers.
+			_, err := tx.ExecContext(ctx, "SELECT 1")
+			return exit.Wrap(exit.EngineDB, err, "lost the %s lock on the Engine DB with its connection", name)
+		},
+	}, nil
 }
 
 // releaseAdvisory ends the lock's transaction and returns its connection.

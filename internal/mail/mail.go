@@ -60,6 +60,16 @@ type Refusal struct {
 	Reply string
 }
 
+// Refused lists refused recipients with the server's replies:
+// "gone@example.com (550 5.1.1 no such user), …".
+func Refused(refused []Refusal) string {
+	out := make([]string, len(refused))
+	for i, r := range refused {
+		out[i] = r.Address + " (" + r.Reply + ")"
+	}
+	return strings.Join(out, ", ")
+}
+
 // Result is what a Send did.
 type Result struct {
 	// Subject is the subject as sent (Subject of the message's).

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/actor"
@@ -29,7 +30,13 @@ type Heartbeat struct {
 	id   int64
 	ctx  context.Context
 	loop loop
+	// beat is when HEARTBEAT_AT was last written, in Unix nanoseconds.
+	beat atomic.Int64
 }
+
+// BeatAt is when the heartbeat was last recorded: at start, then at each
+// beat that could be written.
+func (h *Heartbeat) BeatAt() time.Time { return time.Unix(0, h.beat.Load()) }
 
 // Name names the service.
 func (h *Heartbeat) Name() string { return "heartbeat" }
@@ -51,8 +58,9 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 	if err != nil {
 		return exit.Wrap(exit.EngineDB, err, "could not record the overseer in AUD_OVERSEERS")
 	}
+	h.beat.Store(now.UnixNano())
 	h.ctx = ctx
-	h.loop = loop{every: h.Every, work: h.beat}
+	h.loop = loop{every: h.Every, work: h.refresh}
 	if h.loop.every <= 0 {
 		h.loop.every = HeartbeatEvery
 	}
@@ -60,14 +68,18 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 	return nil
 }
 
-// beat refreshes HEARTBEAT_AT; a failure is logged and tried at the next
+// refresh refreshes HEARTBEAT_AT; a failure is logged and tried at the next
 // beat.
-func (h *Heartbeat) beat(ctx context.Context) {
+func (h *Heartbeat) refresh(ctx context.Context) {
+	now := time.Now()
 	err := h.DB.Tx(ctx, func(tx *engine.Tx) error {
 		_, err := tx.ExecContext(ctx, "UPDATE AUD_OVERSEERS SET HEARTBEAT_AT = $2 WHERE OVERSEER_ID = $1 AND STOPPED_AT IS NULL",
-			h.id, tx.TimeArg(time.Now()))
+			h.id, tx.TimeArg(now))
 		return err
 	})
+	if err == nil {
+		h.beat.Store(now.UnixNano())
+	}
 	if err != nil && ctx.Err() == nil {
 		logger(h.Logger).Warn("could not refresh the overseer's heartbeat; trying again", "overseer_id", h.id, "error", err)
 	}

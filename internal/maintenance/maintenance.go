@@ -28,8 +28,11 @@ type Service interface {
 // loop calls work every period, and once at once, in a goroutine of its
 // own, until stopped: the shape of the periodic services.
 type loop struct {
-	every  time.Duration
-	work   func(ctx context.Context)
+	every time.Duration
+	work  func(ctx context.Context)
+	// next, when set, returns when work is next due, if that is sooner
+	// than every: the loop wakes then. The zero time means not sooner.
+	next   func() time.Time
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -39,14 +42,21 @@ type loop struct {
 func (l *loop) start(ctx context.Context) {
 	ctx, l.cancel = context.WithCancel(ctx)
 	l.wg.Go(func() {
-		t := time.NewTicker(l.every)
-		defer t.Stop()
+		timer := time.NewTimer(l.every)
+		defer timer.Stop()
 		for {
 			l.work(ctx)
+			wait := l.every
+			if l.next != nil {
+				if at := l.next(); !at.IsZero() {
+					wait = max(min(wait, time.Until(at)), 0)
+				}
+			}
+			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-timer.C:
 			}
 		}
 	})

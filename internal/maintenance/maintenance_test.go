@@ -178,3 +178,39 @@ func TestTickerRecordsAManyPipelineMinuteInBatches(t *testing.T) {
 		}
 	})
 }
+
+// The ticker records a tick the moment it is due, not at its next pass: a
+// pipeline due every minute gets its next minute's run although the
+// ticker's passes are an hour apart.
+func TestTickerWakesAtTheNextTick(t *testing.T) {
+	t.Parallel()
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		t.Parallel()
+		ctx := acting()
+		b := pipelinetest.New(t, db)
+		b.Pipeline("EVERY", "FULL")
+		b.Exec("UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '* * * * *', SCHEDULE_TIMEZONE = 'UTC', SCHEDULE_START_DATE = $1",
+			time.Now().UTC().Format(time.DateOnly))
+		tk := &maintenance.Ticker{DB: db, Every: time.Hour}
+		if err := tk.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer tk.Stop()
+		// The first pass records the current minute; the next minute's
+		// tick comes within a minute, and the wait allows two.
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			var n int
+			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE TRIGGER_KIND = 'SCHEDULE'").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n >= 2 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d scheduled runs after two minutes of a ticker passing every hour, want the next minute's", n)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}

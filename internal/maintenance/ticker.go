@@ -10,6 +10,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
+	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/schedule"
 )
@@ -46,6 +47,7 @@ type Ticker struct {
 // planned is one scheduled pipeline in the ticker.
 type planned struct {
 	code string
+	set  schedule.Settings // what tt was made of
 	tt   schedule.Timetable
 	// next is when the pipeline has its next tick; zero until its runs
 	// were first read.
@@ -55,10 +57,11 @@ type planned struct {
 // Name names the service.
 func (t *Ticker) Name() string { return "schedule ticker" }
 
-// Start runs a first pass, then one every TickEvery.
+// Start runs a first pass, then one every TickEvery and at each planned
+// tick, so that a tick is recorded the moment it is due.
 func (t *Ticker) Start(ctx context.Context) error {
 	t.version = -1
-	t.loop = loop{every: t.Every, work: t.pass}
+	t.loop = loop{every: t.Every, work: t.pass, next: t.earliest}
 	if t.loop.every <= 0 {
 		t.loop.every = TickEvery
 	}
@@ -96,7 +99,7 @@ func (t *Ticker) pass(ctx context.Context) {
 		return
 	}
 	slices.Sort(due)
-	paused, err := PausedPipelines(ctx, t.DB)
+	paused, err := records.PausedPipelines(ctx, t.DB)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Warn("could not read the pipelines' pauses; trying again", "error", err)
@@ -129,6 +132,21 @@ func (t *Ticker) pass(ctx context.Context) {
 	for id, at := range next {
 		t.plans[id].next = at
 	}
+}
+
+// earliest returns the first of the plans' next ticks still to come, the
+// zero time when none is known. A tick already due that a pass could not
+// record is not among them: it is tried again at the next pass, not at
+// once.
+func (t *Ticker) earliest() time.Time {
+	var first time.Time
+	now := time.Now()
+	for _, p := range t.plans {
+		if p.next.After(now) && (first.IsZero() || p.next.Before(first)) {
+			first = p.next
+		}
+	}
+	return first
 }
 
 // record records the ticks, tickBatch to a commit, and returns how many it
@@ -194,19 +212,31 @@ func (t *Ticker) refresh(ctx context.Context) error {
 		if p.RunSchedule == "" {
 			continue
 		}
-		tt, err := schedule.NewTimetable(schedule.Settings{RunSchedule: p.RunSchedule, Timezone: p.ScheduleTimezone,
+		set := schedule.Settings{RunSchedule: p.RunSchedule, Timezone: p.ScheduleTimezone,
 			StartDate: p.ScheduleStartDate, Catchup: p.Catchup, MaxCatchupRuns: p.MaxCatchupRuns,
-			OverlapPolicy: p.OverlapPolicy, Created: created[p.ID]}, t.Zone)
+			OverlapPolicy: p.OverlapPolicy, Created: created[p.ID]}
+		if old := t.plans[p.ID]; old != nil && old.code == p.Code && sameSettings(old.set, set) {
+			plans[p.ID] = old // its next tick stands: one change does not plan 10,000 pipelines again
+			continue
+		}
+		tt, err := schedule.NewTimetable(set, t.Zone)
 		if err != nil {
 			logger(t.Logger).Warn("the pipeline's schedule is not valid; it is not scheduled until it is fixed",
 				"pipeline", p.Code, "error", err)
 			continue
 		}
-		// Every pipeline is planned again: its settings may have changed.
-		plans[p.ID] = &planned{code: p.Code, tt: tt}
+		plans[p.ID] = &planned{code: p.Code, set: set, tt: tt}
 	}
 	t.plans, t.version = plans, version
 	return nil
+}
+
+// sameSettings reports whether two readings of a pipeline's schedule
+// settings are the same.
+func sameSettings(a, b schedule.Settings) bool {
+	created := a.Created.Equal(b.Created)
+	a.Created, b.Created = time.Time{}, time.Time{}
+	return created && a == b
 }
 
 // createDates returns the CREATE_DATE of every active pipeline.
@@ -224,24 +254,6 @@ func createDates(ctx context.Context, db *engine.DB) (map[int64]time.Time, error
 			return nil, exit.Wrap(exit.EngineDB, err, "could not read CFG_PIPELINES")
 		}
 		out[id] = at.Time
-	}
-	return out, rows.Err()
-}
-
-// PausedPipelines returns the ids of the pipelines with an open pause.
-func PausedPipelines(ctx context.Context, db *engine.DB) (map[int64]bool, error) {
-	rows, err := db.QueryContext(ctx, "SELECT PIPELINE_ID FROM AUD_PIPELINE_PAUSES WHERE RESUMED_AT IS NULL")
-	if err != nil {
-		return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_PIPELINE_PAUSES")
-	}
-	defer rows.Close()
-	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, exit.Wrap(exit.EngineDB, err, "could not read AUD_PIPELINE_PAUSES")
-		}
-		out[id] = true
 	}
 	return out, rows.Err()
 }

@@ -5,6 +5,7 @@ package pipeline
 import (
 	"context"
 	"database/sql"
+	"slices"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
@@ -174,6 +175,35 @@ func (g *Graph) loadDeps(ctx context.Context, q engine.Querier) error {
 		}
 	}
 	return rows.Err()
+}
+
+// Gated returns which of the pipelines have an active dependency on another
+// pipeline (Graph.PipelineDeps): a run of one is admitted through its
+// pipeline gate, which a run of any other passes without a look.
+func Gated(ctx context.Context, q engine.Querier, ids []int64) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	for chunk := range slices.Chunk(ids, engine.InListMax) {
+		args, in := engine.InList(nil, chunk)
+		rows, err := q.QueryContext(ctx, `SELECT DISTINCT PIPELINE_ID FROM CFG_PIPELINE_DEPENDENCY
+			WHERE ACTIVE_FLAG = 'Y' AND PIPELINE_ID IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read CFG_PIPELINE_DEPENDENCY")
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, exit.Wrap(exit.EngineDB, err, "could not read CFG_PIPELINE_DEPENDENCY")
+			}
+			out[id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, exit.Wrap(exit.EngineDB, err, "could not read CFG_PIPELINE_DEPENDENCY")
+		}
+	}
+	return out, nil
 }
 
 func (g *Graph) loadPipelineDeps(ctx context.Context, q engine.Querier) error {

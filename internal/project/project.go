@@ -12,9 +12,12 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 
+	"github.com/etl-craft/etl-craft/internal/alert"
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -26,6 +29,8 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler/sqltask"
 	"github.com/etl-craft/etl-craft/internal/inspect"
 	"github.com/etl-craft/etl-craft/internal/mail"
+	"github.com/etl-craft/etl-craft/internal/metrics"
+	"github.com/etl-craft/etl-craft/internal/notify"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/run"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
@@ -44,10 +49,18 @@ type Project struct {
 	Warehouse *pool.Pool
 	// Handlers are the task handlers of this build, by HANDLER value.
 	Handlers handler.Registry
+	// Metrics measure the program for a server's /metrics; nil unless it
+	// was opened WithMetrics.
+	Metrics *metrics.Metrics
 
 	set settings
 	// mail is the sender of Orchestration.Email, built at its first use.
 	mail func() (*mail.Sender, error)
+	// channels delivers to the channels of Notifications.
+	channels *notify.Notifier
+	// console is the address of the console a server of this project
+	// serves, "" while none does (see ServeConsole).
+	console atomic.Pointer[string]
 
 	once sync.Once
 	sup  *run.Supervisor
@@ -61,6 +74,8 @@ type settings struct {
 	noCloneHook  bool
 	reading      bool
 	sharedPool   bool
+	// metrics is the build's version when WithMetrics.
+	metrics *string
 }
 
 // Option changes how Open opens the project.
@@ -89,6 +104,12 @@ func WithoutCloneHook() Option { return func(s *settings) { s.noCloneHook = true
 // runs many at once, and leaves reconciliation to the server's reconciler.
 func ForServer() Option { return func(s *settings) { s.sharedPool = true } }
 
+// WithMetrics measures the program for a server's /metrics: the Engine
+// DB's operations, the supervisor's waits and worker pool, the clones, and
+// the runs and attempts the Engine DB records (Project.Metrics), labelled
+// with the build's version.
+func WithMetrics(version string) Option { return func(s *settings) { s.metrics = &version } }
+
 // ForReading opens the Engine DB of a read-only command, WithoutWarehouse: a
 // SQLite Engine DB that does not exist is not created (exit 3), and the
 // Engine DB must hold etl-craft's tables (exit 3 when not).
@@ -115,6 +136,11 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 		set.log = slog.New(slog.DiscardHandler)
 	}
 	eopts := EngineOptions(cfg)
+	var m *metrics.Metrics
+	if set.metrics != nil {
+		m = metrics.New(metrics.Options{Version: *set.metrics, Public: cfg.Orchestration.MetricsPublic, Logger: set.log})
+		eopts.Observer = m
+	}
 	if set.reading {
 		if err := existing(eopts); err != nil {
 			return nil, err
@@ -136,8 +162,8 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 			return nil, err
 		}
 	}
-	sender := mailSender(cfg)
-	p := &Project{Config: cfg, DB: db, Handlers: handlers(cfg, db, sender), mail: sender, set: set}
+	p := &Project{Config: cfg, DB: db, Metrics: m, mail: mailSender(cfg), channels: notify.New(cfg.Notifications, cfg.Secret), set: set}
+	p.Handlers = p.handlers()
 	if wopts := WarehouseOptions(cfg); wopts != nil && !set.noWarehouse {
 		wopts.Existing = set.reading
 		p.Warehouse = pool.New(db, *wopts)
@@ -145,6 +171,9 @@ func Open(ctx context.Context, cfg *config.Config, opts ...Option) (*Project, er
 		p.Warehouse.CheckTarget = func(ctx context.Context, w warehouse.Warehouse, schema string) error {
 			return clone.CheckTarget(ctx, db, wopts.Kind, w, schema)
 		}
+	}
+	if m != nil {
+		m.Watch(db, p.Supervisor().Pool())
 	}
 	return p, nil
 }
@@ -169,12 +198,47 @@ func existing(o engine.Options) error {
 // handlers are the task handlers of this build, by HANDLER value, each
 // built with what it needs: run performs attempts with them and validate
 // checks parameters with them.
-func handlers(cfg *config.Config, db *engine.DB, sender func() (*mail.Sender, error)) handler.Registry {
+func (p *Project) handlers() handler.Registry {
+	cfg, db := p.Config, p.DB
 	return handler.Registry{pipeline.HandlerSQL: sqltask.New(db),
 		pipeline.HandlerBusinessRules: rules.New(db, cfg.Orchestration.MaxParallelTasks),
-		pipeline.HandlerEmailAlert:    email.New(db, sender, cfg.Orchestration.EnforceSLA),
-		pipeline.HandlerPython:        script.New(db, scriptOptions(cfg))}
+		pipeline.HandlerEmailAlert: email.New(db, email.Options{Mail: p.mail, Channels: p.channels, RunPage: p.RunPage,
+			EnforceSLA: cfg.Orchestration.EnforceSLA}),
+		pipeline.HandlerPython: script.New(db, scriptOptions(cfg))}
 }
+
+// ServeConsole tells the project that its server serves the console at
+// address (host:port, where it listens): alerts then link to their run's
+// page there, unless Notifications.Console_url names the address readers
+// reach it at. A server listening on every address is named by this
+// machine's host name.
+func (p *Project) ServeConsole(address string) {
+	if host, port, err := net.SplitHostPort(address); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			if name, err := os.Hostname(); err == nil {
+				address = net.JoinHostPort(name, port)
+			}
+		}
+	}
+	base := "http://" + address
+	p.console.Store(&base)
+}
+
+// ConsoleURL is the console's address alerts link to:
+// Notifications.Console_url, else the address of the console this
+// project's server serves (ServeConsole), else "".
+func (p *Project) ConsoleURL() string {
+	if u := p.Config.Notifications.ConsoleURL; u != "" {
+		return u
+	}
+	if base := p.console.Load(); base != nil {
+		return *base
+	}
+	return ""
+}
+
+// RunPage is the console's page of a run, "" when no console is known.
+func (p *Project) RunPage(runID int64) string { return alert.RunPage(p.ConsoleURL(), runID) }
 
 // scriptOptions are the PYTHON handler's settings: the interpreter, the
 // warehouse profile's schema, and the settings scripts read as task.config

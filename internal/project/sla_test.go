@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etl-craft/etl-craft/internal/config"
 	"github.com/etl-craft/etl-craft/internal/mail/mailtest"
+	"github.com/etl-craft/etl-craft/internal/notify"
+	"github.com/etl-craft/etl-craft/internal/notify/notifytest"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/quickstart"
@@ -65,5 +68,35 @@ func TestSLAEmails(t *testing.T) {
 	runOnce()
 	if msgs := srv.Messages(); len(msgs) != 2 || strings.Join(msgs[1].To, ",") != "oncall@example.com" {
 		t.Fatalf("messages %+v", msgs)
+	}
+}
+
+// A pipeline whose NOTIFY_CHANNELS names a channel Notifications has not
+// still sends its SLA alert to its recipients and to the channels it names
+// that exist; the unknown name is the error the supervisor logs.
+func TestAnUnknownSLAChannelLosesNoOtherDestination(t *testing.T) {
+	cfg := quickstartConfig(t)
+	ctx := acting()
+	srv := mailtest.Start(t, mailtest.Options{})
+	hook := notifytest.Start(t)
+	t.Setenv("SLA_HOOK_URL", hook.URL+"/sla")
+	cfg.Orchestration.Email = srv.Settings("etl@example.com")
+	cfg.Orchestration.EnforceSLA = true
+	cfg.Notifications = config.Notifications{TimeoutSeconds: 10, Channels: []config.Channel{
+		{Name: "pager", Kind: config.ChannelWebhook, URLVar: "SLA_HOOK_URL"}}}
+	p := openSetUp(t, cfg, project.WithoutCloneHook())
+	defer p.Close()
+	pipelinetest.New(t, p.DB).Exec(`UPDATE CFG_PIPELINES SET SLA_IN_HOURS = 0.0000000001,
+		PIPELINE_PARAMETERS = '{"EMAIL_RECIPIENTS": ["sla@example.com"], "NOTIFY_CHANNELS": ["pagr", "pager"]}' WHERE PIPELINE_CODE = $1`,
+		quickstart.Pipeline)
+	out, err := p.Supervisor().RunPipeline(ctx, run.Request{PipelineCode: quickstart.Pipeline})
+	if err != nil || out.Status != run.RunSuccess {
+		t.Fatalf("%q %v", out.String(), err)
+	}
+	if msgs := srv.Messages(); len(msgs) != 1 || strings.Join(msgs[0].To, ",") != "sla@example.com" {
+		t.Errorf("emails %+v", msgs)
+	}
+	if got := hook.WaitFor(t, 1); got[0].Header.Get(notify.HeaderEvent) != "sla_breach" {
+		t.Errorf("the webhook got %s %s", got[0].Header, got[0].Body)
 	}
 }

@@ -35,11 +35,14 @@ func (p *Project) supervisorOptions() run.Options {
 		ProjectDir:      cfg.ProjectDir,
 		Location:        o.Location,
 		AttemptLogLevel: p.set.attemptLevel,
-		OnBreach:        slaMail(cfg, p.mail),
+		OnBreach:        p.slaAlert(),
 		Logger:          p.set.log,
 	}
 	if p.set.sharedPool {
 		opts.Pool, opts.Reconciled = run.NewPool(o.MaxParallelTasks), true
+	}
+	if p.Metrics != nil {
+		opts.Observer = p.Metrics
 	}
 	if o.Retries != nil {
 		opts.Defaults.Retries = *o.Retries
@@ -81,5 +84,8 @@ func (p *Project) CloneOptions() (clone.Options, error) {
 		return clone.Options{}, err
 	}
 	opts.Logger = p.set.log
+	if p.Metrics != nil {
+		opts.Copied = p.Metrics.Copied
+	}
 	return opts, nil
 }

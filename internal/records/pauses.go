@@ -48,3 +48,21 @@ func PausedBy(ctx context.Context, q Querier, pipelineID int64) (*Paused, error)
 	p.Kind, p.At = kind.String, at.Time
 	return &p, nil
 }
+
+// PausedPipelines returns the ids of the pipelines with an open pause.
+func PausedPipelines(ctx context.Context, q Querier) (map[int64]bool, error) {
+	rows, err := q.QueryContext(ctx, "SELECT PIPELINE_ID FROM AUD_PIPELINE_PAUSES WHERE RESUMED_AT IS NULL")
+	if err != nil {
+		return nil, readError(err, "AUD_PIPELINE_PAUSES")
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, readError(err, "AUD_PIPELINE_PAUSES")
+		}
+		out[id] = true
+	}
+	return out, readError(rows.Err(), "AUD_PIPELINE_PAUSES")
+}

@@ -80,6 +80,14 @@ func (s AttemptStatus) Summary() TaskRunStatus {
 	return TaskRunStatus(s)
 }
 
+// Ended reports whether the attempt status is terminal: neither QUEUED,
+// CLAIMED nor RUNNING.
+func (s AttemptStatus) Ended() bool { return s.Summary() != TaskInProgress }
+
+// ActionReopen is the AUD_RUN_INTERVENTIONS.ACTION of an ended run put
+// back IN-PROGRESS for an operator's change.
+const ActionReopen = "REOPEN"
+
 // GateResult is what a gate decided for one dependency
 // (AUD_GATE_DECISIONS.RESULT).
 type GateResult string
@@ -104,6 +112,15 @@ const (
 	TriggerOrchestrator TriggerKind = "ORCHESTRATOR"
 	TriggerStandIn      TriggerKind = "STAND_IN"
 )
+
+// InterventionAction is what an operator change to a run did
+// (AUD_RUN_INTERVENTIONS.ACTION).
+type InterventionAction string
+
+// InterventionNewRun records a run made on purpose: a schedule tick's (its
+// note, requested by the schedule), a stand-in run or a run skipped on
+// purpose.
+const InterventionNewRun InterventionAction = "NEW_RUN"
 
 // SQL returns the words as a list of SQL string literals, such as 'A', 'B',
 // for a query constant: `STATUS IN (` + SQL(RunSuccess, RunFailed) + `)`.

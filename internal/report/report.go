@@ -48,6 +48,8 @@ const (
 	SchemaError          = "etl-craft/error/1"
 	SchemaExplain        = "etl-craft/explain/1"
 	SchemaClone          = "etl-craft/clone/1"
+	SchemaNotification   = "etl-craft/notification/1"
+	SchemaPurge          = "etl-craft/purge/1"
 )
 
 // Instant is a moment in a document, always in UTC. JSON writes it in ISO

@@ -17,6 +17,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/span"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
@@ -56,6 +57,9 @@ type slot struct {
 	again bool
 	// queued is the waiting attempt to claim; zero queues a new one.
 	queued queued
+	// ready is when the dispatcher found the task ready with a free slot
+	// of its run; zero outside a run's dispatch.
+	ready time.Time
 }
 
 // result is what became of an attempt.
@@ -77,6 +81,11 @@ type result struct {
 	// notStarted says the attempt never started: the run wound down while
 	// it waited for a worker of the shared Pool.
 	notStarted bool
+	// unbound says err came from binding the attempt, which did not
+	// happen: queued is the QUEUED attempt it was to claim, zero for a new
+	// one.
+	unbound bool
+	queued  queued
 }
 
 // execute binds, runs and records one attempt in this goroutine. ctx ends
@@ -114,9 +123,17 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 		return startAttempt(rctx, tx, q.AttemptID, owner, path, now)
 	})
 	if err != nil {
-		res.err = err
+		res.err, res.unbound, res.queued = err, true, sl.queued
 		return res
 	}
+	if o := s.opts.Observer; o != nil && !sl.ready.IsZero() {
+		o.Dispatched(sl.task.Handler, time.Since(sl.ready))
+	}
+	ctx, sp := span.Start(ctx, "attempt "+sl.task.Code, span.String("etl_craft.pipeline", sl.g.Pipeline.Code),
+		span.Int("etl_craft.pipeline_run_id", sl.run.ID), span.String("etl_craft.task", sl.task.Code),
+		span.String("etl_craft.handler", sl.task.Handler), span.Int("etl_craft.task_run_id", q.TaskRunID),
+		span.Int("etl_craft.attempt_id", q.AttemptID), span.Int("etl_craft.attempt", int64(q.Number)))
+	defer sp.End()
 	res.taskRunID = q.TaskRunID
 	t := &handler.Task{
 		PipelineID: sl.g.Pipeline.ID, PipelineRunID: sl.run.ID, TaskRunID: q.TaskRunID, AttemptID: q.AttemptID,
@@ -134,7 +151,15 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 	t.Spawned = func(pid int) error {
 		return inTx(rctx, s.opts.DB, func(tx *wtx) error { return spawnedAttempt(rctx, tx, q.AttemptID, owner, pid) })
 	}
-	return a.run(ctx, rctx)
+	res = a.run(ctx, rctx)
+	sp.Set(span.String("etl_craft.task_status", res.status))
+	switch {
+	case res.retry != nil:
+		sp.Fail("the attempt failed; a retry is queued")
+	case res.err != nil || res.status != TaskSuccess:
+		sp.Fail("the attempt did not succeed: its task is " + res.status)
+	}
+	return res
 }
 
 // acquire gives the handler the warehouse, and notes it for verify.

@@ -13,6 +13,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/readiness"
 	"github.com/etl-craft/etl-craft/internal/records"
+	"github.com/etl-craft/etl-craft/internal/span"
 )
 
 // state is where a task stands in a supervisor's session.
@@ -92,11 +93,18 @@ type dispatcher struct {
 	sla slaWatch
 	// settled is the request's Settled, called once; nil for none.
 	settled func()
+	// unavailable is set when a step found the Engine DB unavailable: the
+	// loop waits outageRetry before it tries again (see outage).
+	unavailable bool
 }
 
 // checkEvery is how often a running supervisor checks that its run is
 // still its own and its pipeline not paused.
 const checkEvery = time.Second
+
+// outageRetry is how long a supervisor that found the Engine DB
+// unavailable waits before it tries again.
+const outageRetry = time.Second
 
 // RunPipeline runs the pipeline's tasks under a new or resumed run and ends
 // the run when nothing more can start. A new run is admitted through its
@@ -158,8 +166,26 @@ func (s *Supervisor) dispatcher(g *pipeline.Graph, policies map[int64]Policy, r 
 	return d
 }
 
-// supervise is the dispatch loop.
+// supervise is the dispatch loop, in a span of the run that starts a trace
+// of its own.
 func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
+	ctx, sp := span.StartTrace(ctx, "run "+d.g.Pipeline.Code, span.String("etl_craft.pipeline", d.g.Pipeline.Code),
+		span.Int("etl_craft.pipeline_run_id", d.run.ID), span.String("etl_craft.trigger", d.run.TriggerKind))
+	defer sp.End()
+	out, err := d.dispatch(ctx)
+	sp.Set(span.String("etl_craft.status", out.Status))
+	switch {
+	case err != nil:
+		sp.Fail("the run could not go on (" + exit.CodeOf(err).Class() + ")")
+	case out.Code != exit.Success:
+		sp.Fail("the run ended " + out.Status)
+	}
+	return out, err
+}
+
+// dispatch starts the ready tasks, records what their attempts did, and
+// ends the run when nothing more can start.
+func (d *dispatcher) dispatch(ctx context.Context) (Outcome, error) {
 	out := Outcome{PipelineCode: d.g.Pipeline.Code, RunID: d.run.ID, Status: RunInProgress}
 	d.records = context.WithoutCancel(ctx)
 	d.attempts, d.stop = context.WithCancelCause(d.records)
@@ -178,7 +204,7 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 		if ctx.Err() != nil {
 			return d.interrupted(out, context.Cause(ctx))
 		}
-		if err := d.schedule(d.records); err != nil {
+		if err := d.schedule(d.records); err != nil && !d.outage(err) {
 			return out, d.abandon(err)
 		}
 		next, anyRetry := d.nextDue(retrying)
@@ -186,7 +212,7 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 		if d.startNothing {
 			anyRetry = false
 		}
-		if d.running == 0 && !anyRetry && !anyGate {
+		if d.running == 0 && !anyRetry && !anyGate && !d.unavailable {
 			switch {
 			case d.count(foreign) > 0:
 				return d.leave(out, d.foreignDetail())
@@ -194,20 +220,28 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 				d.failuresFinal = true
 				continue
 			}
-			return d.finalize(ctx)
+			if out, err := d.finalize(ctx); !d.outage(err) {
+				return out, err
+			}
 		}
 		// Wait for an attempt to end, a retry to be due or a gate's next
-		// look; a waiting retry or gate holds no slot.
-		var due <-chan time.Time
+		// look; a waiting retry or gate holds no slot. After the Engine DB
+		// was found unavailable, try again a little later.
+		var due, retry <-chan time.Time
 		if anyRetry {
 			due = time.After(time.Until(next))
 		}
+		if d.unavailable {
+			d.unavailable = false
+			retry = time.After(outageRetry)
+		}
 		select {
 		case r := <-d.results:
-			if err := d.settle(d.records, r); err != nil {
+			if err := d.settle(d.records, r); err != nil && !d.outage(err) {
 				return out, d.abandon(err)
 			}
 		case <-due:
+		case <-retry:
 		case <-look.at(d.s.clock(), nextLook, anyGate):
 			look.fired = true
 		case <-ctx.Done():
@@ -223,6 +257,7 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 		case <-check.C:
 			ended, detail, err := d.check(d.records)
 			switch {
+			case d.outage(err):
 			case err != nil:
 				return out, d.abandon(err)
 			case ended != "":
@@ -235,6 +270,20 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 			d.checkSLA(d.records)
 		}
 	}
+}
+
+// outage reports whether err says the Engine DB is unavailable (its server
+// down or restarting, see engine.DB.IsUnavailable). The run is then not
+// given up: the supervisor logs it, and its loop tries the step again after
+// outageRetry, for as long as it takes. A run whose lease expired meanwhile
+// and was taken is found taken by the next check once the database is back.
+func (d *dispatcher) outage(err error) bool {
+	if err == nil || !d.s.opts.DB.IsUnavailable(err) {
+		return false
+	}
+	d.s.log.Warn("the Engine DB is unavailable; the run waits for it", "pipeline_run_id", d.run.ID, "error", err)
+	d.unavailable = true
+	return true
 }
 
 // load reads the run's task runs and their active attempts.
@@ -386,7 +435,7 @@ func (d *dispatcher) skip(ctx context.Context, t *task, unmet []string) error {
 func (d *dispatcher) start(t *task, q queued) {
 	t.st = running
 	d.running++
-	sl := slot{run: d.run, g: d.g, task: t.t, policy: t.policy, force: d.force, queued: q}
+	sl := slot{run: d.run, g: d.g, task: t.t, policy: t.policy, force: d.force, queued: q, ready: time.Now()}
 	go func() {
 		pool := d.s.opts.Pool
 		if !pool.acquire(d.attempts, d.wind) {
@@ -417,6 +466,14 @@ func (d *dispatcher) settle(ctx context.Context, r result) error {
 		// Someone else changed the task meanwhile: take it as it is now.
 		d.s.log.Warn("a task changed under the supervisor", "task", t.t.Code, "error", r.err)
 		return d.reload(ctx, t)
+	case r.err != nil && r.unbound && d.s.opts.DB.IsUnavailable(r.err):
+		// The attempt could not be bound: nothing started, and the task
+		// starts again once the Engine DB is back.
+		t.st = pending
+		if r.queued.AttemptID != 0 {
+			t.st, t.queued, t.due = retrying, r.queued, time.Now()
+		}
+		return r.err
 	case r.err != nil:
 		return r.err
 	case r.retry != nil:

@@ -13,7 +13,9 @@ import (
 )
 
 // finalize ends the dispatcher's run. A run someone else ended meanwhile,
-// such as an operator's cancel, keeps that ending.
+// such as an operator's cancel, keeps that ending. When the Engine DB is
+// unavailable the run is kept, and the error returned for the supervisor to
+// try again (see dispatcher.outage).
 func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
 	out, err := d.s.finish(d.records, d.g, d.run, d.owner, strings.Join(d.bypassed, "; "))
 	if exit.Is(err, exit.StaleTransition) {
@@ -21,10 +23,10 @@ func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
 			return d.endedElsewhere(out, ended)
 		}
 	}
-	if err != nil {
+	if err != nil && !d.s.opts.DB.IsUnavailable(err) {
 		return out, d.abandon(err)
 	}
-	return out, nil
+	return out, err
 }
 
 // finish ends an IN-PROGRESS run held by owner ("" for none) from its

@@ -122,6 +122,10 @@ func (p Process) Gone() bool {
 	return errors.Is(syscall.Kill(p.PID, 0), syscall.ESRCH)
 }
 
+// OwnedBySelf reports whether the owner id is a lease this process holds
+// (see NewOwner).
+func OwnedBySelf(owner string) bool { return ownerProcess(owner) == Self() }
+
 // ownerProcess returns the process an owner id names
 // (host:pid:process-start:<8 hex>, see NewOwner); an id of another form
 // names no process, and its holder is then never Gone.

@@ -38,6 +38,12 @@ func (p *Pool) acquire(ctx context.Context, stop <-chan struct{}) bool {
 	}
 }
 
+// Size is how many workers the pool has.
+func (p *Pool) Size() int { return cap(p.slots) }
+
+// Busy is how many of its workers run an attempt now.
+func (p *Pool) Busy() int { return len(p.slots) }
+
 // release gives a worker back.
 func (p *Pool) release() {
 	if p != nil {

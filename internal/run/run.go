@@ -78,6 +78,9 @@ type Options struct {
 	// OnBreach, when set, is told of each SLA breach this supervisor
 	// records: at most once per run (sla.go). Its error is logged.
 	OnBreach func(ctx context.Context, b Breach) error
+	// Observer, when set, is told how long runs waited for admission and
+	// attempts for a worker.
+	Observer Observer
 	// CloneSchema is the warehouse schema the after-run clone writes into,
 	// "" when cloning is off: every run's connection test checks it exists.
 	CloneSchema string
@@ -138,6 +141,10 @@ func New(opts Options) *Supervisor {
 	}
 	return s
 }
+
+// Pool is the worker pool the supervisor's runs share; nil when each run
+// has its own limit.
+func (s *Supervisor) Pool() *Pool { return s.opts.Pool }
 
 // Request says what to run.
 type Request struct {

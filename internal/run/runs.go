@@ -239,10 +239,15 @@ func (s *Supervisor) findRun(ctx context.Context, tx engine.Querier, g *pipeline
 }
 
 // admit moves a QUEUED run to IN-PROGRESS under owner's lease ("" for
-// none).
+// none), and tells the Observer how long a run recorded before (r.Start set)
+// waited. It is the last write of its transaction, so what it observes is
+// what commits but for a failed commit.
 func (s *Supervisor) admit(ctx context.Context, tx *wtx, g *pipeline.Graph, r *runRow, owner string, now time.Time) error {
 	if err := admitRun(ctx, tx, g.Pipeline.ID, r.ID, owner, now); err != nil {
 		return err
+	}
+	if o := s.opts.Observer; o != nil && r.Start.Valid {
+		o.Admitted(g.Pipeline.Code, r.TriggerKind, now.Sub(r.Start.Time))
 	}
 	r.Status, r.Owner, r.Start = RunInProgress, owner, engine.Time{Time: now, Valid: true}
 	return nil
@@ -307,6 +312,7 @@ func (s *Supervisor) admitQueued(ctx context.Context, g *pipeline.Graph, r runRo
 			if err := gate.RecordBypass(db, tx.Tx, g.Pipeline.ID, r.ID, 0, o.BypassReason(), now); err != nil {
 				return err
 			}
+			b.run.Start = cur[0].Start // when it was recorded QUEUED
 			return s.admit(db, tx, g, &b.run, st.owner, time.Now())
 		})
 		return o, lookErr

@@ -25,22 +25,27 @@ func inTx(ctx context.Context, db *engine.DB, fn func(tx *wtx) error) error {
 }
 
 // transientDelays are the waits between tries of a write that failed with an
-// Engine DB error, such as a dropped connection.
+// Engine DB error, such as a dropped connection; the last one repeats while
+// the database stays unavailable.
 var transientDelays = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
 
 // inTxRetrying is inTx, tried again after an Engine DB error: an outcome
-// must not be lost to one dropped connection. Stale transitions and every
-// other error are returned at once.
+// must not be lost to a dropped connection, nor to an Engine DB gone for
+// seconds. Any Engine DB error is tried again len(transientDelays) times; one
+// that says the database is unavailable (DB.IsUnavailable) is tried again
+// until the database is back, for up to LeaseDuration, the least time the
+// work's lease lasts: past it the lease may have been taken, and the write
+// then fails as stale anyway. Stale transitions and every other error are
+// returned at once.
 func inTxRetrying(ctx context.Context, db *engine.DB, fn func(tx *wtx) error) error {
+	giveUp := time.Now().Add(LeaseDuration)
 	err := inTx(ctx, db, fn)
-	for _, d := range transientDelays {
-		if !exit.Is(err, exit.EngineDB) {
-			return err
-		}
+	for try := 0; exit.Is(err, exit.EngineDB) && (try < len(transientDelays) || db.IsUnavailable(err)) &&
+		time.Now().Before(giveUp); try++ {
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(d):
+		case <-time.After(transientDelays[min(try, len(transientDelays)-1)]):
 		}
 		err = inTx(ctx, db, fn)
 	}

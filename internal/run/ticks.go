@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/engine"
@@ -21,28 +19,19 @@ type TickState struct {
 	Busy bool
 }
 
-// tickStateChunk bounds the pipelines ReadTickStates asks about in one
-// statement, well under the bind-parameter limits of both dialects.
-const tickStateChunk = 500
-
 // ReadTickStates reads, for each of the pipelines, its latest scheduled run
 // and whether it has queued or active work, in one statement per
-// tickStateChunk pipelines. RUN_KEYs of scheduled runs are fixed-width UTC
+// engine.InListMax pipelines. RUN_KEYs of scheduled runs are fixed-width UTC
 // instants, so the greatest key is the latest tick. A pipeline without runs
 // has the zero TickState.
 func ReadTickStates(ctx context.Context, db *engine.DB, pipelineIDs []int64) (map[int64]TickState, error) {
 	out := make(map[int64]TickState, len(pipelineIDs))
-	for ids := range slices.Chunk(pipelineIDs, tickStateChunk) {
-		args := []any{TriggerSchedule, RunQueued, RunInProgress}
-		marks := make([]string, len(ids))
-		for i, id := range ids {
-			args = append(args, id)
-			marks[i] = "$" + strconv.Itoa(len(args))
-		}
+	for ids := range slices.Chunk(pipelineIDs, engine.InListMax) {
+		args, in := engine.InList([]any{TriggerSchedule, RunQueued, RunInProgress}, ids)
 		rows, err := db.QueryContext(ctx, `SELECT PIPELINE_ID,
 			max(CASE WHEN TRIGGER_KIND = $1 THEN RUN_KEY END),
 			sum(CASE WHEN STATUS IN ($2, $3) THEN 1 ELSE 0 END)
-			FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID IN (`+strings.Join(marks, ", ")+`) GROUP BY PIPELINE_ID`, args...)
+			FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID IN (`+in+`) GROUP BY PIPELINE_ID`, args...)
 		if err != nil {
 			return nil, exit.Wrap(exit.EngineDB, err, "could not read the scheduled runs of %d pipelines", len(ids))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/gate"
+	"github.com/etl-craft/etl-craft/internal/records"
 )
 
 // newRun is what a new run row is created with.
@@ -267,7 +268,7 @@ func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, reason stri
 		return err
 	}
 	return recordIntervention(ctx, tx, intervention{
-		PipelineID: pipelineID, RunID: id, TaskID: taskID, Action: "REOPEN",
+		PipelineID: pipelineID, RunID: id, TaskID: taskID, Action: records.ActionReopen,
 		From: from, To: RunInProgress, Reason: reason,
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/etl-craft/etl-craft/internal/maintenance"
+	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -28,18 +28,23 @@ type openRun struct {
 // server must not take it from under that command.
 const settle = PollEvery
 
-// dispatch starts the execution of each pipeline's next run: its unowned
-// IN-PROGRESS run (one made by run --init-only, or released after its holder
-// died), else its oldest QUEUED run when no sibling run is active. Runs held
-// by another live process, paused pipelines and pipelines whose run this
+// dispatch reads the runs to supervise and queues each pipeline's next run
+// for execution (startQueued): its unowned IN-PROGRESS run (one made by run
+// --init-only, admitted by a server, or released after its holder died),
+// else its oldest QUEUED run when no sibling run is active. Runs held by
+// another live process, paused pipelines and pipelines whose run this
 // server executes already are left alone, and so is a QUEUED run another
-// command recorded, until it has stayed QUEUED for settle.
+// command recorded, until it has stayed QUEUED for settle. The QUEUED runs
+// it queues are admitted at once, together (run.AdmitRuns): their runs
+// start the moment their tick or trigger is seen, and wait IN-PROGRESS for
+// a worker; the runs of a pipeline with a pipeline gate are admitted
+// through it when executed.
 func (s *Server) dispatch(ctx context.Context) error {
 	runs, err := openRuns(ctx, s)
 	if err != nil {
 		return err
 	}
-	paused, err := maintenance.PausedPipelines(ctx, s.db)
+	paused, err := records.PausedPipelines(ctx, s.db)
 	if err != nil {
 		return err
 	}
@@ -57,12 +62,13 @@ func (s *Server) dispatch(ctx context.Context) error {
 			}
 		}
 	}
-	// Oldest first, for as long as the server may get more runs going.
+	// Oldest first.
 	order := slices.SortedFunc(maps.Values(next), func(a, b openRun) int { return cmp.Compare(a.id, b.id) })
 	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	seen := map[int64]time.Time{}
+	var queue []openRun
+	var admit []run.QueuedRun
 	for _, r := range order {
 		pid := r.pipelineID
 		_, busy := s.active[pid]
@@ -78,15 +84,47 @@ func (s *Server) dispatch(ctx context.Context) error {
 				continue
 			}
 		}
-		if !s.getGoing() {
-			continue // it stays as it is until a run under way settles (Wake)
+		if r.status == run.RunQueued {
+			admit = append(admit, run.QueuedRun{RunID: r.id, PipelineID: pid})
 		}
-		s.active[pid] = r.id
-		s.runs.Add(1)
-		go s.execute(r)
+		queue = append(queue, r)
 	}
 	s.seen = seen
+	s.mu.Unlock()
+	if len(admit) > 0 {
+		// A run left QUEUED (its pipeline gated or just paused, or an
+		// error) is admitted by its execution, or not at all.
+		admitted, err := run.AdmitRuns(ctx, s.db, admit)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("could not admit the queued runs together; each is admitted when it is executed", "error", err)
+		}
+		for _, id := range admitted {
+			i := slices.IndexFunc(queue, func(r openRun) bool { return r.id == id })
+			queue[i].status = run.RunInProgress
+		}
+	}
+	s.mu.Lock()
+	s.queue = queue
+	s.mu.Unlock()
 	return nil
+}
+
+// startQueued starts the execution of the queued runs, oldest first, for as
+// long as the server may get more runs going.
+func (s *Server) startQueued() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.queue) > 0 {
+		r := s.queue[0]
+		if _, busy := s.active[r.pipelineID]; !busy && !s.getGoing() {
+			return // it waits until a run under way settles (more)
+		} else if !busy {
+			s.active[r.pipelineID] = r.id
+			s.runs.Add(1)
+			go s.execute(r)
+		}
+		s.queue = s.queue[1:]
+	}
 }
 
 // getGoing takes a place among the runs the server gets going, false when
@@ -105,7 +143,7 @@ func (s *Server) execute(r openRun) {
 	defer s.runs.Done()
 	settled := sync.OnceFunc(func() {
 		<-s.going
-		s.Wake() // the next QUEUED run may get going
+		s.more() // the next queued run may get going
 	})
 	out, err := s.sup.Execute(s.hard, run.Request{PipelineCode: r.code, RunID: r.id, Settled: settled}, s.wind)
 	settled()

@@ -1,10 +1,11 @@
 // Package server is `etl-craft server`: the one overseer of an Engine DB.
 // It assembles the background services of internal/maintenance (leader
-// lock, overseer heartbeat, reconciler, schedule ticker) and runs the main
-// loop that admits QUEUED runs and executes every run it owns through the
-// supervisor's shared worker pool, until its context ends; then it winds
-// down within the shutdown grace. An optional HTTP handler (the API) is
-// served beside it.
+// lock, overseer heartbeat, reconciler, schedule ticker) and the daily
+// purge of internal/retention, and runs the main loop that admits QUEUED
+// runs and executes every run it owns through the supervisor's shared
+// worker pool, until its context ends; then it winds down within the
+// shutdown grace. Optional HTTP handlers, the API and the web console, are
+// served beside it on one listener.
 package server
 
 import (
@@ -13,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,11 +23,17 @@ import (
 	"github.com/etl-craft/etl-craft/internal/exit"
 	"github.com/etl-craft/etl-craft/internal/maintenance"
 	"github.com/etl-craft/etl-craft/internal/project"
+	"github.com/etl-craft/etl-craft/internal/retention"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
 // PollEvery is how often the main loop looks for work when nothing wakes it.
 const PollEvery = time.Second
+
+// passGap is the least time between two reads of the runs to supervise
+// (dispatch): wakes that come sooner, such as the ends of many runs,
+// share the next read.
+const passGap = 50 * time.Millisecond
 
 // retryAfter is how long a run that could not be executed waits before the
 // server tries it again.
@@ -53,11 +61,28 @@ type Options struct {
 	// Handler, when set, is served on Orchestration.Api_address (the HTTP
 	// API) for as long as the server runs.
 	Handler http.Handler
+	// Console, when set, is served beside Handler on the same listener:
+	// Handler takes the paths under /api, Console every other one (the web
+	// console, at /).
+	Console http.Handler
 	// Logger receives the server's records; nil discards them.
 	Logger *slog.Logger
 	// Started, when set, is called once the server is the overseer, with its
 	// OVERSEER_ID and the API's address ("" without a Handler).
 	Started func(overseerID int64, apiAddress string)
+	// Observer, when set, watches the server for metrics and traces.
+	Observer Observer
+}
+
+// Observer watches a server for metrics and traces (see internal/metrics).
+type Observer interface {
+	// Serve wraps the Handler: every request to the listener passes
+	// through what it returns.
+	Serve(h http.Handler) http.Handler
+	// Overseer is told, once the server is the overseer, how to learn
+	// whether it still holds the overseer lock and when its heartbeat was
+	// last recorded.
+	Overseer(leading func() bool, heartbeatAt func() time.Time)
 }
 
 // Server is one overseer.
@@ -66,7 +91,9 @@ type Server struct {
 	db   *engine.DB
 	sup  *run.Supervisor
 	log  *slog.Logger
-	wake chan struct{}
+	// wake asks the main loop to read the runs to supervise again; start
+	// asks it to start the queued runs.
+	wake, start chan struct{}
 	// wind is closed when the server stops: runs start nothing more.
 	wind chan struct{}
 	// hard ends the runs' attempts once the grace has passed.
@@ -80,10 +107,15 @@ type Server struct {
 	// seen holds when the server first saw each QUEUED run that waits to
 	// settle (see dispatch).
 	seen map[int64]time.Time
+	// queue holds the runs to execute, oldest first, from the last read
+	// of the runs to supervise: each run waits there, admitted or QUEUED,
+	// until a place in going is free.
+	queue []openRun
 	// going holds a place for each run the server executes that has not
-	// settled yet (run.Request.Settled): one loading, being admitted, or
-	// waiting for a worker of the pool, polling its run meanwhile. Runs
-	// beyond GoingPerWorker per worker wait QUEUED, reading nothing.
+	// settled yet (run.Request.Settled): one loading, being taken or
+	// admitted, or waiting for a worker of the pool, polling its run
+	// meanwhile. Runs beyond GoingPerWorker per worker wait in queue,
+	// reading nothing.
 	going chan struct{}
 	runs  sync.WaitGroup
 }
@@ -99,23 +131,33 @@ const GoingPerWorker = 4
 // ctx ends (SIGTERM or SIGINT). Then it stops dispatching, gives running
 // tasks Orchestration.Shutdown_grace_seconds to finish, stops the rest,
 // leaves unfinished runs IN-PROGRESS, records its stop and returns nil.
+// A server that lost the overseer lock to another (see maintenance.Leader)
+// stops the same way and returns that error (exit 14).
 func Run(ctx context.Context, opts Options) error {
 	p := opts.Project
 	if p.Config.Orchestration.Mode == config.ModeRemote {
 		return exit.Errorf(exit.RunRefused,
 			"Orchestration.Mode is remote: the orchestrator runs the tasks, so there is nothing for a server to supervise; only local mode runs a server")
 	}
-	s := &Server{opts: opts, db: p.DB, sup: p.Supervisor(), log: opts.Logger, wake: make(chan struct{}, 1),
+	s := &Server{opts: opts, db: p.DB, sup: p.Supervisor(), log: opts.Logger, wake: make(chan struct{}, 1), start: make(chan struct{}, 1),
 		wind: make(chan struct{}), active: map[int64]int64{}, failed: map[int64]time.Time{},
 		going: make(chan struct{}, GoingPerWorker*max(p.Config.Orchestration.MaxParallelTasks, 1))}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	leader := &maintenance.Leader{DB: s.db}
+	ctx, deposed := context.WithCancelCause(ctx)
+	defer deposed(nil)
+	var lost error
+	leader := &maintenance.Leader{DB: s.db, Logger: s.log, Lost: func(err error) {
+		lost = err
+		deposed(err)
+	}}
 	heartbeat := &maintenance.Heartbeat{DB: s.db, Version: opts.Version, Logger: s.log}
 	services := []maintenance.Service{leader, heartbeat,
 		&maintenance.Reconciler{Supervisor: s.sup, Logger: s.log, Released: s.Wake},
 		&maintenance.Ticker{DB: s.db, Zone: p.Config.Orchestration.Location, Logger: s.log, Queued: s.Wake},
+		&retention.Daily{DB: s.db, Retention: p.Config.Retention, LogDir: p.Config.Orchestration.LogDir,
+			Zone: p.Config.Orchestration.Location, Logger: s.log},
 	}
 	var started []maintenance.Service
 	stopServices := func() {
@@ -130,10 +172,16 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		started = append(started, svc)
 	}
+	if opts.Observer != nil {
+		opts.Observer.Overseer(leader.Leading, heartbeat.BeatAt)
+	}
 	api, addr, err := s.serveAPI()
 	if err != nil {
 		stopServices()
 		return err
+	}
+	if addr != "" {
+		p.ServeConsole(addr)
 	}
 	s.log.Info("the server is the overseer", "overseer_id", heartbeat.ID(), "pool", p.Config.Orchestration.MaxParallelTasks)
 	if opts.Started != nil {
@@ -164,7 +212,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The heartbeat records the stop, then the leader lets a successor in.
 	stopServices()
 	s.log.Info("the server stopped", "overseer_id", heartbeat.ID())
-	return nil
+	return lost
 }
 
 // Wake makes the main loop look for work now.
@@ -175,21 +223,45 @@ func (s *Server) Wake() {
 	}
 }
 
-// loop admits and executes runs every PollEvery, and whenever woken, until
-// ctx ends.
+// loop reads the runs to supervise every PollEvery, and whenever woken but
+// at most every passGap, and starts the queued runs whenever a place is
+// free, until ctx ends.
 func (s *Server) loop(ctx context.Context) {
 	t := time.NewTicker(PollEvery)
 	defer t.Stop()
+	read := true
+	var last time.Time
+	var later <-chan time.Time
 	for {
-		if err := s.dispatch(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("could not read the runs to supervise; trying again", "error", err)
+		switch wait := passGap - time.Since(last); {
+		case read && wait <= 0:
+			if err := s.dispatch(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("could not read the runs to supervise; trying again", "error", err)
+			}
+			read, last, later = false, time.Now(), nil
+		case read && later == nil:
+			later = time.After(wait)
 		}
+		s.startQueued()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			read = true
 		case <-s.wake:
+			read = true
+		case <-s.start:
+		case <-later:
+			later = nil
 		}
+	}
+}
+
+// more makes the main loop start the queued runs now.
+func (s *Server) more() {
+	select {
+	case s.start <- struct{}{}:
+	default:
 	}
 }
 
@@ -228,7 +300,10 @@ func (s *Server) serveAPI() (*http.Server, string, error) {
 	if err != nil {
 		return nil, "", exit.Wrap(exit.Configuration, err, "Orchestration.Api_address %s: the HTTP API cannot listen there", addr)
 	}
-	h := s.opts.Handler
+	h := routes(s.opts)
+	if s.opts.Observer != nil {
+		h = s.opts.Observer.Serve(h)
+	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
@@ -246,4 +321,24 @@ func (s *Server) serveAPI() (*http.Server, string, error) {
 	}()
 	s.log.Info("serving the HTTP API", "address", ln.Addr().String())
 	return srv, ln.Addr().String(), nil
+}
+
+// apiPath is where the API's paths start (api.Prefix is under it): every
+// request there is the API's, answered by it even for a path it has no
+// endpoint for.
+const apiPath = "/api"
+
+// routes is what the listener serves: the API (Handler) under apiPath, and
+// the console, when there is one, at every other path.
+func routes(opts Options) http.Handler {
+	if opts.Console == nil {
+		return opts.Handler
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == apiPath || strings.HasPrefix(r.URL.Path, apiPath+"/") {
+			opts.Handler.ServeHTTP(w, r)
+			return
+		}
+		opts.Console.ServeHTTP(w, r)
+	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/migrate"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/server"
@@ -95,3 +96,6 @@ func TestServerServesTheHandler(t *testing.T) {
 		t.Fatalf("%d overseer rows stopped: %v", stopped, err)
 	}
 }
+
+// TestMain removes the binary the black-box benchmarks build.
+func TestMain(m *testing.M) { e2e.Main(m) }

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/span"
 )
 
 // bulkLoader loads rows into t on the connection of an open transaction. The
@@ -159,21 +160,57 @@ type sqlTx struct {
 }
 
 func (t *sqlTx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.q.ExecContext(ctx, query, args...)
+	ctx, sp := t.statement(ctx, query)
+	res, err := t.q.ExecContext(ctx, query, args...)
+	endStatement(sp, err)
+	return res, err
 }
 
 func (t *sqlTx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.q.QueryContext(ctx, query, args...)
+	ctx, sp := t.statement(ctx, query)
+	rows, err := t.q.QueryContext(ctx, query, args...)
+	endStatement(sp, err)
+	return rows, err
 }
 
-func (t *sqlTx) BulkLoad(ctx context.Context, tbl Table, cols []Column, rows Rows) (int64, error) {
+func (t *sqlTx) BulkLoad(ctx context.Context, tbl Table, cols []Column, rows Rows) (n int64, err error) {
 	if len(cols) == 0 {
 		return 0, errors.New("a bulk load needs at least one column")
+	}
+	if span.On() {
+		var sp span.Span
+		ctx, sp = span.Start(ctx, "bulk load "+tbl.Full(), span.String("db.system.name", t.w.Name()),
+			span.String("db.collection.name", tbl.Full()))
+		defer func() {
+			sp.Set(span.Int("etl_craft.rows", n))
+			endStatement(sp, err)
+		}()
 	}
 	if t.w.bulk != nil {
 		return t.w.bulk(ctx, t, tbl, cols, rows)
 	}
 	return insertRows(ctx, t.q, t.w, tbl, cols, rows)
+}
+
+// statement starts the span of a statement the transaction sends: its text
+// cut to span.MaxText, never its bound arguments.
+func (t *sqlTx) statement(ctx context.Context, query string) (context.Context, span.Span) {
+	if !span.On() {
+		return ctx, nil
+	}
+	return span.Start(ctx, "statement", span.String("db.system.name", t.w.Name()), span.String("db.query.text", span.Text(query)))
+}
+
+// endStatement ends a statement's span, if any, failed when err is set (the
+// database's message is not kept: it may quote a value).
+func endStatement(sp span.Span, err error) {
+	if sp == nil {
+		return
+	}
+	if err != nil {
+		sp.Fail("the statement failed")
+	}
+	sp.End()
 }
 
 func (t *sqlTx) Commit() error {

@@ -19,8 +19,8 @@ import (
 	"github.com/etl-craft/etl-craft/internal/sqlscan"
 )
 
-// engineTables are the 29 tables of the Engine DB: 7 CFG_, 19 AUD_, the
-// clone's change log and state, and the ledger.
+// engineTables are the 30 tables of the Engine DB: 7 CFG_, 19 AUD_, the
+// clone's change log and state, the console's sessions, and the ledger.
 var engineTables = []string{
 	"AUD_ACTIONS", "AUD_BUSINESS_RULES_RESULTS", "AUD_BUSINESS_RULES_RUN_LOG", "AUD_COLUMN_LINEAGE",
 	"AUD_DEPENDENCY_CONSUMPTION", "AUD_DOCS_PUBLICATION", "AUD_GATE_DECISIONS", "AUD_GATE_WAITS",
@@ -29,7 +29,7 @@ var engineTables = []string{
 	"AUD_TASK_DOCUMENTATION", "AUD_TASK_OFFSET_TRACKER", "AUD_TASK_RUN_LOG",
 	"CFG_API_TOKENS", "CFG_BUSINESS_RULES", "CFG_PIPELINES", "CFG_PIPELINE_DEPENDENCY",
 	"CFG_TASKS", "CFG_TASK_DEPENDENCY", "CFG_TASK_PARAMETERS",
-	"CLONE_CHANGES", "CLONE_STATE", "SCHEMA_MIGRATIONS",
+	"CLONE_CHANGES", "CLONE_STATE", "CONSOLE_SESSIONS", "SCHEMA_MIGRATIONS",
 }
 
 func splitDialect(k engine.Kind) sqlscan.Dialect {
@@ -289,7 +289,7 @@ func TestIdentityColumns(t *testing.T) {
 	t.Parallel()
 	// Tables whose first column is not a generated id.
 	keyed := map[string]bool{"AUD_TASK_OFFSET_TRACKER": true, "AUD_TARGET_HASH_VERSION": true,
-		"AUD_TARGET_VIEW_STATEMENT": true, "AUD_GATE_WAITS": true, "CLONE_STATE": true, "SCHEMA_MIGRATIONS": true}
+		"AUD_TARGET_VIEW_STATEMENT": true, "AUD_GATE_WAITS": true, "CLONE_STATE": true, "CONSOLE_SESSIONS": true, "SCHEMA_MIGRATIONS": true}
 	enginetest.Each(t, func(t *testing.T, db *engine.DB) {
 		// The change log's sequence is the writing transaction's id on
 		// PostgreSQL, a generated id on SQLite.

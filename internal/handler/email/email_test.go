@@ -103,7 +103,7 @@ func params(changes ...string) map[string]string {
 // alert runs one attempt of on_failure with the parameters.
 func (e *env) alert(p map[string]string) (handler.Result, error) {
 	settings := e.srv.Settings(from)
-	h := email.New(e.db, func() (*mail.Sender, error) { return mail.New(settings, nil) }, e.enforceSLA)
+	h := email.New(e.db, email.Options{Mail: func() (*mail.Sender, error) { return mail.New(settings, nil) }, EnforceSLA: e.enforceSLA})
 	return h.Run(context.Background(), &handler.Task{
 		PipelineID: e.pipelineID, PipelineRunID: e.runID, TaskRunID: 999, AttemptNumber: 1,
 		PipelineCode: "P", TaskCode: "on_failure", RefreshType: "FULL", Params: p,
@@ -418,13 +418,13 @@ func TestTheDigestOfLatestRuns(t *testing.T) {
 
 func TestCheckNamesMissingAndUnknownParameters(t *testing.T) {
 	t.Parallel()
-	h := email.New(nil, nil, false)
+	h := email.New(nil, email.Options{})
 	failures, _ := h.Check(&handler.Task{Params: params("EMAIL_TO", "ops@example.com|not an address")})
 	if !slices.Equal(failures, []string{`EMAIL_TO lists "not an address", which is not an address or Name <address>`}) {
 		t.Errorf("a bad address: %q", failures)
 	}
 	failures, warnings := h.Check(&handler.Task{Params: map[string]string{"EMAIL_ON_STATUS": "FAILED|BROKEN", "EMAIL_SUBJECT_FAIL": "x"}})
-	want := []string{"EMAIL_TO is required: the recipients, separated by |", "EMAIL_SUBJECT is required",
+	want := []string{"EMAIL_TO or NOTIFY_CHANNELS is required: the recipients, or the channels of Notifications, separated by |", "EMAIL_SUBJECT is required",
 		"EMAIL_BODY is required unless EMAIL_PIPELINES asks for a digest",
 		`EMAIL_ON_STATUS lists "BROKEN", which is not an outcome (FAILED|COMPLETED_WITH_ERRORS|SUCCESS)`}
 	if !slices.Equal(failures, want) {
@@ -439,7 +439,7 @@ func TestCheckNamesMissingAndUnknownParameters(t *testing.T) {
 		t.Errorf("a digest without a body: %q %q", failures, warnings)
 	}
 	_, err := h.Run(context.Background(), &handler.Task{TaskCode: "a", Params: map[string]string{}})
-	if exit.CodeOf(err) != exit.Metadata || !strings.Contains(err.Error(), "the EMAIL_ALERT task a: EMAIL_TO is required") {
+	if exit.CodeOf(err) != exit.Metadata || !strings.Contains(err.Error(), "the EMAIL_ALERT task a: EMAIL_TO or NOTIFY_CHANNELS is required") {
 		t.Errorf("run without parameters: %v", err)
 	}
 }
@@ -447,9 +447,9 @@ func TestCheckNamesMissingAndUnknownParameters(t *testing.T) {
 func TestAnUnusableSenderFailsTheAttempt(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, mailtest.Options{})
-	h := email.New(e.db, func() (*mail.Sender, error) {
+	h := email.New(e.db, email.Options{Mail: func() (*mail.Sender, error) {
 		return nil, exit.Errorf(exit.Configuration, "sending email needs Orchestration.Email")
-	}, false)
+	}})
 	_, err := h.Run(context.Background(), &handler.Task{PipelineID: e.pipelineID, PipelineRunID: e.runID,
 		PipelineCode: "P", TaskCode: "on_failure", Params: params()})
 	if exit.CodeOf(err) != exit.Configuration || handler.Retryable(err) {

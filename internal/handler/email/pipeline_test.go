@@ -37,7 +37,7 @@ func supervisor(t *testing.T, db *engine.DB, srv *mailtest.Server) (*run.Supervi
 	return run.New(run.Options{
 		DB: db, Warehouse: wh, LogDir: t.TempDir(), Defaults: run.Defaults{TaskTimeout: time.Hour},
 		Handlers: handler.Registry{pipeline.HandlerSQL: sqltask.New(db),
-			pipeline.HandlerEmailAlert: email.New(db, func() (*mail.Sender, error) { return mail.New(settings, nil) }, false)},
+			pipeline.HandlerEmailAlert: email.New(db, email.Options{Mail: func() (*mail.Sender, error) { return mail.New(settings, nil) }})},
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	}), logs
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/fault"
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
@@ -189,10 +190,13 @@ func (j *job) finish(ctx context.Context) error {
 		}
 		j.keep = nil
 	}
+	if err := fault.Point(FaultBeforeCommit); err != nil {
+		return err
+	}
 	if err := j.tx.Commit(); err != nil {
 		return j.failed(ctx, "commit the "+j.s.action, "", err)
 	}
-	return nil
+	return fault.Point(FaultAfterCommit)
 }
 
 // exec runs one statement of a step, logging it at DEBUG.

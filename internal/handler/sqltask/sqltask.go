@@ -53,6 +53,13 @@ const (
 	FaultAfterPublish  = "sql.replace.after_publish"
 )
 
+// The fault points of every action's warehouse commit: its writes done and
+// not committed, and committed before the attempt's outcome is recorded.
+const (
+	FaultBeforeCommit = "sql.before_commit"
+	FaultAfterCommit  = "sql.after_commit"
+)
+
 // New returns the handler of SQL tasks, keeping its own state of each run
 // (EngineState) in the Engine DB db. Check needs no Engine DB: validate
 // passes nil.

@@ -36,6 +36,8 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/httproute"
+	"github.com/etl-craft/etl-craft/internal/httpstatus"
 	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
@@ -113,17 +115,17 @@ func New(p *project.Project, opts ...Option) http.Handler {
 func (s *server) guard(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		private(w.Header())
 		// huma refuses a body that fills its limit: one byte more than the
 		// largest accepted.
 		r.Body = http.MaxBytesReader(w, r.Body, bodyLimit)
 		who := &caller{}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, who))
-		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		rec := httpstatus.Record(w)
 		if e := refusedHeaders(r); e != nil {
 			writeError(rec, e)
 		} else if _, pattern := mux.Handler(r); pattern != "" {
+			httproute.Set(r, pattern)
 			mux.ServeHTTP(rec, r)
 		} else if allow := allowedMethods(mux, r); len(allow) > 0 {
 			rec.Header().Set("Allow", strings.Join(allow, ", "))
@@ -133,10 +135,17 @@ func (s *server) guard(mux *http.ServeMux) http.Handler {
 			writeError(rec, notFound(r))
 		}
 		if s.log != nil {
-			s.log.Info("api request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			s.log.Info("api request", "method", r.Method, "path", r.URL.Path, "status", rec.Status(),
 				"actor", who.name, "duration_ms", time.Since(start).Milliseconds())
 		}
 	})
+}
+
+// private marks an answer not to be cached (a token's value is in one) nor
+// sniffed.
+func private(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // bodyLimit is the body limit huma and the guard are given: huma refuses a
@@ -186,18 +195,3 @@ type caller struct{ name string }
 
 // callerKey is the context key of a request's *caller.
 type callerKey struct{}
-
-// recorder keeps the status a handler wrote, for the request's log record.
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-// WriteHeader records the status and writes it.
-func (r *recorder) WriteHeader(status int) {
-	r.status = status
-	r.ResponseWriter.WriteHeader(status)
-}
-
-// Unwrap returns the writer underneath, for http.ResponseController.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -11,6 +11,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/actor"
 	"github.com/etl-craft/etl-craft/internal/apitoken"
 	"github.com/etl-craft/etl-craft/internal/exit"
+	"github.com/etl-craft/etl-craft/internal/project"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
 
@@ -42,37 +43,77 @@ func presented(header string) string {
 }
 
 // authorize is the middleware of an endpoint that needs the role: it
-// authenticates the request's bearer token by its hash, refuses a role too
-// low, and lets the handler act as the token's name.
+// authenticates the request's bearer token and lets the handler act as the
+// token's name (see authenticate).
 func (s *server) authorize(role apitoken.Role) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
-		tok, err := apitoken.Authenticate(ctx.Context(), s.p.DB, presented(ctx.Header("Authorization")))
-		if err != nil {
-			if s.log != nil {
-				s.log.Info("refused a request's API token", "error", err.Error())
-			}
-			e := s.problem(err)
+		acting, e := s.authenticate(ctx.Context(), ctx.Header("Authorization"), role)
+		if e != nil {
 			if e.Status == http.StatusUnauthorized {
-				ctx.SetHeader("WWW-Authenticate", `Bearer realm="etl-craft"`)
+				ctx.SetHeader("WWW-Authenticate", bearerChallenge)
 			}
 			writeHuma(ctx, e)
 			return
 		}
-		if !tok.Role.Allows(role) {
-			writeHuma(ctx, newError(http.StatusForbidden, classPermission, exit.RunRefused,
-				"the token "+tok.Name+" has the role "+string(tok.Role)+"; this needs "+string(role)+" or above", ""))
-			return
-		}
-		act, err := actor.New(tok.Name, TokenKind)
-		if err != nil {
-			writeHuma(ctx, s.problem(err))
-			return
-		}
-		if who, ok := ctx.Context().Value(callerKey{}).(*caller); ok {
-			who.name = tok.Name
-		}
-		next(huma.WithContext(ctx, context.WithValue(actor.With(ctx.Context(), act), tokenKey{}, tok)))
+		next(huma.WithContext(ctx, acting))
 	}
+}
+
+// Protect serves h only to a request whose bearer token (a token of
+// CFG_API_TOKENS) has the role or above, acting as the token's name, and
+// answers any other as the API does: 401 (with WWW-Authenticate), 403, 503
+// while the Engine DB is unavailable, 400 for two Authorization headers.
+// The server's /metrics is so protected.
+func Protect(p *project.Project, role apitoken.Role, h http.Handler, opts ...Option) http.Handler {
+	s := &server{p: p}
+	for _, o := range opts {
+		o(s)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		private(w.Header())
+		if e := refusedHeaders(r); e != nil {
+			writeError(w, e)
+			return
+		}
+		acting, e := s.authenticate(r.Context(), r.Header.Get("Authorization"), role)
+		if e != nil {
+			if e.Status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", bearerChallenge)
+			}
+			writeError(w, e)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(acting))
+	})
+}
+
+// bearerChallenge is the WWW-Authenticate header of a 401.
+const bearerChallenge = `Bearer realm="etl-craft"`
+
+// authenticate authenticates the bearer token of an Authorization header by
+// its hash and checks that its role allows role. It returns ctx acting as
+// the token's name and carrying the token, or the error document to answer
+// with.
+func (s *server) authenticate(ctx context.Context, header string, role apitoken.Role) (context.Context, *report.Error) {
+	tok, err := apitoken.Authenticate(ctx, s.p.DB, presented(header))
+	if err != nil {
+		if s.log != nil {
+			s.log.Info("refused a request's API token", "error", err.Error())
+		}
+		return nil, s.problem(err)
+	}
+	if !tok.Role.Allows(role) {
+		return nil, newError(http.StatusForbidden, classPermission, exit.RunRefused,
+			"the token "+tok.Name+" has the role "+string(tok.Role)+"; this needs "+string(role)+" or above", "")
+	}
+	act, err := actor.New(tok.Name, TokenKind)
+	if err != nil {
+		return nil, s.problem(err)
+	}
+	if who, ok := ctx.Value(callerKey{}).(*caller); ok {
+		who.name = tok.Name
+	}
+	return context.WithValue(actor.With(ctx, act), tokenKey{}, tok), nil
 }
 
 // writeHuma writes an error document from a middleware.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/etl-craft/etl-craft/internal/action"
 	"github.com/etl-craft/etl-craft/internal/apitoken"
 	"github.com/etl-craft/etl-craft/internal/exit"
-	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/report"
 )
 
@@ -141,28 +141,7 @@ func (s *server) problem(err error) *report.Error {
 	case errors.As(err, &te):
 		field = te.Field
 	}
-	return newError(s.status(err, code), code.Class(), code, message, field)
-}
-
-// status is the HTTP status of a domain error.
-func (s *server) status(err error, code exit.Code) int {
-	if s.p.DB.IsUnavailable(err) {
-		return http.StatusServiceUnavailable
-	}
-	var sel *records.SelectionError
-	switch {
-	case code == exit.Usage:
-		return http.StatusBadRequest
-	case code == exit.Metadata, code == exit.ResourceNotFound:
-		return http.StatusNotFound
-	case code == exit.RunState && errors.As(err, &sel) && len(sel.Candidates) == 0:
-		return http.StatusNotFound
-	case code == exit.Configuration, code == exit.EngineDB, code == exit.Migration, code == exit.LockTimeout:
-		return http.StatusServiceUnavailable
-	case code == exit.Unexpected:
-		return http.StatusInternalServerError
-	}
-	return http.StatusConflict
+	return newError(action.HTTPStatus(s.p.DB, err), code.Class(), code, message, field)
 }
 
 // notFound is the error of a path the API has no route for.

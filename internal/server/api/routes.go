@@ -4,12 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/etl-craft/etl-craft/internal/action"
 	"github.com/etl-craft/etl-craft/internal/apitoken"
-	"github.com/etl-craft/etl-craft/internal/audit"
 )
 
 // body is a response whose body is one document.
@@ -43,18 +42,9 @@ func endpoint[I, O any](s *server, role apitoken.Role, op huma.Operation, handle
 	})
 }
 
-// record writes the state-changing request's immutable AUD_ACTIONS row, as
-// the token's name, before the request acts, the way the command line
-// records its commands: the command is "api <verb>", the arguments the
-// request's fields (masked). A request that cannot be recorded does not act
-// (audit.Record): the handler returns the error, which answers 503 within
-// the busy timeout.
-func (s *server) record(ctx context.Context, verb string, args map[string]any, pipelineCode, taskCode string, runID int64) error {
-	req := audit.Request{Command: "api " + verb, Arguments: args, PipelineCode: pipelineCode, TaskCode: taskCode,
-		PipelineRunID: runID, StartedAt: time.Now()}
-	_, err := audit.Record(ctx, s.p.DB, req)
-	return err
-}
+// actions are the state changes the API offers, recorded in AUD_ACTIONS
+// as "api <verb>" (see package action).
+func (s *server) actions() action.Actions { return action.Actions{Project: s.p, Via: action.API} }
 
 // routes registers every endpoint.
 func (s *server) routes() {

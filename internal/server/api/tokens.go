@@ -53,15 +53,7 @@ func (s *server) tokenRoutes() {
 		DefaultStatus: http.StatusCreated, Summary: "Create an API token",
 		Description: "Answers with the token's value, once: only its SHA-256 is stored, so it cannot be shown again."},
 		func(ctx context.Context, in *createTokenInput) (*body[report.Token], error) {
-			req := apitoken.Request{Name: in.Body.Name, Role: string(in.Body.Role), Expires: in.Body.Expires}
-			if err := req.Validate(); err != nil {
-				return nil, err
-			}
-			ctx = changing(ctx)
-			if err := s.record(ctx, "token create", map[string]any{"name": req.Name, "role": req.Role, "expires": req.Expires}, "", "", 0); err != nil {
-				return nil, err
-			}
-			c, err := apitoken.Create(ctx, s.p.DB, req)
+			c, err := s.actions().CreateToken(ctx, apitoken.Request{Name: in.Body.Name, Role: string(in.Body.Role), Expires: in.Body.Expires})
 			if err != nil {
 				return nil, err
 			}
@@ -72,11 +64,7 @@ func (s *server) tokenRoutes() {
 	endpoint(s, apitoken.Admin, huma.Operation{OperationID: "revoke-token", Method: http.MethodPost, Path: "/tokens/{id}/revoke",
 		Summary: "Revoke an API token", Description: "It stops authenticating at once, and stays listed with the time it was revoked."},
 		func(ctx context.Context, in *revokeTokenInput) (*body[report.Token], error) {
-			ctx = changing(ctx)
-			if err := s.record(ctx, "token revoke", map[string]any{"token_id": in.ID}, "", "", 0); err != nil {
-				return nil, err
-			}
-			t, err := apitoken.Revoke(ctx, s.p.DB, in.ID)
+			t, err := s.actions().RevokeToken(ctx, in.ID)
 			return reply(t.Document(time.Now())), err
 		})
 }

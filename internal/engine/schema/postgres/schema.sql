@@ -214,6 +214,7 @@ CREATE TABLE AUD_PIPELINES_RUN_LOG (
 CREATE UNIQUE INDEX ux_pipeline_run_one_active
     ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID) WHERE STATUS = 'IN-PROGRESS';
 CREATE INDEX ix_pipeline_run_pipeline ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID);
+CREATE INDEX ix_pipeline_run_queued ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID) WHERE STATUS = 'QUEUED';
 CREATE UNIQUE INDEX ux_pipeline_run_key ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, RUN_KEY);
 CREATE INDEX ix_pipeline_schedule_key
     ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, RUN_KEY) WHERE TRIGGER_KIND = 'SCHEDULE';
@@ -584,12 +585,13 @@ $check$;
 -- The write guard of every CFG_ and AUD_ table, for row writes and TRUNCATE.
 -- A transaction that has not set etl_craft.actor is refused. The append-only
 -- tables refuse UPDATE, DELETE and TRUNCATE, and an attempt that reached a
--- terminal status cannot change, unless etl_craft.purpose is 'retention'.
+-- terminal status cannot change; a transaction whose etl_craft.purpose is
+-- 'retention' (a purge) may delete those rows, never update them.
 CREATE OR REPLACE FUNCTION etl_craft_guard() RETURNS trigger
 LANGUAGE plpgsql AS $guard$
 DECLARE
     v_table text := upper(TG_TABLE_NAME);
-    v_retention boolean := COALESCE(current_setting('etl_craft.purpose', true), '') = 'retention';
+    v_purge boolean := COALESCE(current_setting('etl_craft.purpose', true), '') = 'retention' AND TG_OP = 'DELETE';
 BEGIN
     IF COALESCE(current_setting('etl_craft.actor', true), '') = '' THEN
         RAISE EXCEPTION '% is written only by etl-craft: %', v_table,
@@ -602,7 +604,7 @@ BEGIN
             END
             USING ERRCODE = 'insufficient_privilege';
     END IF;
-    IF TG_OP <> 'INSERT' AND NOT v_retention THEN
+    IF TG_OP <> 'INSERT' AND NOT v_purge THEN
         IF v_table IN ('AUD_RUN_INTERVENTIONS', 'AUD_ACTIONS', 'AUD_METADATA_CHANGES',
                        'AUD_DEPENDENCY_CONSUMPTION', 'AUD_GATE_DECISIONS') THEN
             RAISE EXCEPTION '% is append-only: its rows are immutable history; add a new row instead', v_table
@@ -795,14 +797,17 @@ COMMENT ON TABLE AUD_OVERSEERS IS
 -- updated or deleted in a cloned table; CHANGE_SEQ is the writing transaction's
 -- id (txid_current()):
 -- a clone copies the keys whose transaction its last snapshot did not see,
--- so a transaction that commits late is never missed. clone_state is what
--- each clone left in each mirror: the proof the next clone checks before it
--- trusts the mirror.
+-- so a transaction that commits late is never missed. A purge (retention,
+-- migration 0024) logs instead one row per table and batch naming the range
+-- of keys it deleted from: ROW_KEY to LAST_KEY (NULL for one key).
+-- clone_state is what each clone left in each mirror: the proof the next
+-- clone checks before it trusts the mirror.
 
 CREATE TABLE CLONE_CHANGES (
     CHANGE_SEQ BIGINT NOT NULL,
     TABLE_NAME VARCHAR NOT NULL,
-    ROW_KEY    VARCHAR
+    ROW_KEY    VARCHAR,
+    LAST_KEY   VARCHAR
 );
 
 CREATE INDEX ix_clone_changes_table ON CLONE_CHANGES (TABLE_NAME, CHANGE_SEQ);
@@ -824,6 +829,9 @@ DECLARE
     v_old text;
     v_new text;
 BEGIN
+    IF TG_OP = 'DELETE' AND COALESCE(current_setting('etl_craft.purpose', true), '') = 'retention' THEN
+        RETURN NULL; -- the purge logs the range of keys it deleted
+    END IF;
     IF TG_OP <> 'INSERT' THEN
         v_old := to_jsonb(OLD) ->> lower(TG_ARGV[0]);
     END IF;
@@ -909,3 +917,42 @@ CREATE TRIGGER trg_clone_aud_target_view_statement AFTER INSERT OR UPDATE OR DEL
 
 CREATE TRIGGER trg_clone_aud_overseers AFTER INSERT OR UPDATE OR DELETE ON AUD_OVERSEERS
     FOR EACH ROW EXECUTE FUNCTION trg_clone_change('OVERSEER_ID');
+
+-- ---------------------------------------------------------------------------
+-- Retention (ENGINE migration 0024): the indexes a purge needs, so that the
+-- foreign keys find the rows referring to a deleted run, task run or
+-- attempt, and the purge finds old rows, without reading whole tables.
+-- ---------------------------------------------------------------------------
+
+CREATE INDEX ix_gate_decisions_run ON AUD_GATE_DECISIONS (PIPELINE_RUN_ID);
+CREATE INDEX ix_gate_decisions_selected_run ON AUD_GATE_DECISIONS (SELECTED_PIPELINE_RUN_ID);
+CREATE INDEX ix_gate_decisions_selected_task_run ON AUD_GATE_DECISIONS (SELECTED_TASK_RUN_ID);
+CREATE INDEX ix_gate_decisions_attempt ON AUD_GATE_DECISIONS (ATTEMPT_ID);
+CREATE INDEX ix_consumption_consumed_run ON AUD_DEPENDENCY_CONSUMPTION (CONSUMED_PIPELINE_RUN_ID);
+CREATE INDEX ix_consumption_consumed_task_run ON AUD_DEPENDENCY_CONSUMPTION (CONSUMED_TASK_RUN_ID);
+CREATE INDEX ix_br_run_task_run ON AUD_BUSINESS_RULES_RUN_LOG (TASK_RUN_ID);
+CREATE INDEX ix_actions_run ON AUD_ACTIONS (PIPELINE_RUN_ID);
+CREATE INDEX ix_actions_started ON AUD_ACTIONS (STARTED_AT);
+CREATE INDEX ix_metadata_changes_row ON AUD_METADATA_CHANGES (TABLE_NAME, ROW_KEY, CHANGE_ID);
+CREATE INDEX ix_metadata_changes_changed ON AUD_METADATA_CHANGES (CHANGED_AT);
+CREATE INDEX ix_run_interventions_requested ON AUD_RUN_INTERVENTIONS (REQUESTED_AT);
+CREATE INDEX ix_pipeline_run_end ON AUD_PIPELINES_RUN_LOG (END_DATE);
+CREATE INDEX ix_pipeline_run_latest ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, PIPELINE_RUN_ID);
+CREATE INDEX ix_task_run_latest ON AUD_TASK_RUN_LOG (TASK_ID, TASK_RUN_ID);
+
+-- ---------------------------------------------------------------------------
+-- The web console's sign-ins (ENGINE migration 0025).
+-- ---------------------------------------------------------------------------
+
+-- One row per sign-in: the SHA-256 of the session cookie's value (never the
+-- value itself), the API token it signed in with, which decides its name
+-- and role at every request (a revoked or expired token ends its sessions),
+-- and when it ends. The engine's own bookkeeping: neither guarded nor cloned.
+CREATE TABLE CONSOLE_SESSIONS (
+    SESSION_SHA256 VARCHAR(64) NOT NULL PRIMARY KEY,
+    TOKEN_ID       BIGINT NOT NULL,
+    CREATED_AT     TIMESTAMPTZ NOT NULL,
+    EXPIRES_AT     TIMESTAMPTZ NOT NULL
+);
+
+CREATE INDEX ix_console_sessions_expires ON CONSOLE_SESSIONS (EXPIRES_AT);

@@ -253,6 +253,7 @@ CREATE TABLE AUD_PIPELINES_RUN_LOG (
 CREATE UNIQUE INDEX ux_pipeline_run_one_active
     ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID) WHERE STATUS = 'IN-PROGRESS';
 CREATE INDEX ix_pipeline_run_pipeline ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID);
+CREATE INDEX ix_pipeline_run_queued ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID) WHERE STATUS = 'QUEUED';
 CREATE UNIQUE INDEX ux_pipeline_run_key ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, RUN_KEY);
 CREATE INDEX ix_pipeline_schedule_key
     ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, RUN_KEY) WHERE TRIGGER_KIND = 'SCHEDULE';
@@ -619,13 +620,16 @@ CREATE UNIQUE INDEX ux_gate_wait ON AUD_GATE_WAITS (PIPELINE_RUN_ID, COALESCE(TA
 -- deletions, which only retention makes: its new rows are found by their
 -- identity, which a single writer hands out in commit order). CHANGE_SEQ
 -- grows with every change, so a clone copies the keys logged past the one it
--- recorded. CLONE_STATE is what each clone left in each mirror: the proof
--- the next clone checks before it trusts the mirror.
+-- recorded. A purge (retention, migration 0024) logs instead one row per
+-- table and batch naming the range of keys it deleted from: ROW_KEY to
+-- LAST_KEY (NULL for one key). CLONE_STATE is what each clone left in each
+-- mirror: the proof the next clone checks before it trusts the mirror.
 
 CREATE TABLE CLONE_CHANGES (
     CHANGE_SEQ INTEGER PRIMARY KEY AUTOINCREMENT,
     TABLE_NAME VARCHAR NOT NULL,
-    ROW_KEY
+    ROW_KEY,
+    LAST_KEY
 );
 
 CREATE INDEX ix_clone_changes_table ON CLONE_CHANGES (TABLE_NAME, CHANGE_SEQ);
@@ -748,6 +752,7 @@ BEGIN
 END;
 
 CREATE TRIGGER trg_clone_aud_pipelines_run_log_delete AFTER DELETE ON AUD_PIPELINES_RUN_LOG
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_PIPELINES_RUN_LOG', OLD.PIPELINE_RUN_ID);
 END;
@@ -764,11 +769,13 @@ BEGIN
 END;
 
 CREATE TRIGGER trg_clone_aud_task_run_log_delete AFTER DELETE ON AUD_TASK_RUN_LOG
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_TASK_RUN_LOG', OLD.TASK_RUN_ID);
 END;
 
 CREATE TRIGGER trg_clone_aud_run_interventions_delete AFTER DELETE ON AUD_RUN_INTERVENTIONS
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_RUN_INTERVENTIONS', OLD.INTERVENTION_ID);
 END;
@@ -801,6 +808,7 @@ BEGIN
 END;
 
 CREATE TRIGGER trg_clone_aud_business_rules_run_log_delete AFTER DELETE ON AUD_BUSINESS_RULES_RUN_LOG
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_BUSINESS_RULES_RUN_LOG', OLD.BUSINESS_RULE_RUN_ID);
 END;
@@ -817,6 +825,7 @@ BEGIN
 END;
 
 CREATE TRIGGER trg_clone_aud_business_rules_results_delete AFTER DELETE ON AUD_BUSINESS_RULES_RESULTS
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_BUSINESS_RULES_RESULTS', OLD.BUSINESS_RULE_RESULT_ID);
 END;
@@ -886,6 +895,7 @@ BEGIN
 END;
 
 CREATE TRIGGER trg_clone_aud_dependency_consumption_delete AFTER DELETE ON AUD_DEPENDENCY_CONSUMPTION
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_DEPENDENCY_CONSUMPTION', OLD.CONSUMPTION_ID);
 END;
@@ -902,21 +912,25 @@ BEGIN
 END;
 
 CREATE TRIGGER trg_clone_aud_task_attempts_delete AFTER DELETE ON AUD_TASK_ATTEMPTS
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_TASK_ATTEMPTS', OLD.ATTEMPT_ID);
 END;
 
 CREATE TRIGGER trg_clone_aud_gate_decisions_delete AFTER DELETE ON AUD_GATE_DECISIONS
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_GATE_DECISIONS', OLD.DECISION_ID);
 END;
 
 CREATE TRIGGER trg_clone_aud_actions_delete AFTER DELETE ON AUD_ACTIONS
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_ACTIONS', OLD.ACTION_ID);
 END;
 
 CREATE TRIGGER trg_clone_aud_metadata_changes_delete AFTER DELETE ON AUD_METADATA_CHANGES
+WHEN etl_craft_purpose() <> 'retention'
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_METADATA_CHANGES', OLD.CHANGE_ID);
 END;
@@ -968,3 +982,42 @@ CREATE TRIGGER trg_clone_aud_overseers_delete AFTER DELETE ON AUD_OVERSEERS
 BEGIN
     INSERT INTO CLONE_CHANGES (TABLE_NAME, ROW_KEY) VALUES ('AUD_OVERSEERS', OLD.OVERSEER_ID);
 END;
+
+-- ---------------------------------------------------------------------------
+-- Retention (ENGINE migration 0024): the indexes a purge needs, so that the
+-- foreign keys find the rows referring to a deleted run, task run or
+-- attempt, and the purge finds old rows, without reading whole tables.
+-- ---------------------------------------------------------------------------
+
+CREATE INDEX ix_gate_decisions_run ON AUD_GATE_DECISIONS (PIPELINE_RUN_ID);
+CREATE INDEX ix_gate_decisions_selected_run ON AUD_GATE_DECISIONS (SELECTED_PIPELINE_RUN_ID);
+CREATE INDEX ix_gate_decisions_selected_task_run ON AUD_GATE_DECISIONS (SELECTED_TASK_RUN_ID);
+CREATE INDEX ix_gate_decisions_attempt ON AUD_GATE_DECISIONS (ATTEMPT_ID);
+CREATE INDEX ix_consumption_consumed_run ON AUD_DEPENDENCY_CONSUMPTION (CONSUMED_PIPELINE_RUN_ID);
+CREATE INDEX ix_consumption_consumed_task_run ON AUD_DEPENDENCY_CONSUMPTION (CONSUMED_TASK_RUN_ID);
+CREATE INDEX ix_br_run_task_run ON AUD_BUSINESS_RULES_RUN_LOG (TASK_RUN_ID);
+CREATE INDEX ix_actions_run ON AUD_ACTIONS (PIPELINE_RUN_ID);
+CREATE INDEX ix_actions_started ON AUD_ACTIONS (STARTED_AT);
+CREATE INDEX ix_metadata_changes_row ON AUD_METADATA_CHANGES (TABLE_NAME, ROW_KEY, CHANGE_ID);
+CREATE INDEX ix_metadata_changes_changed ON AUD_METADATA_CHANGES (CHANGED_AT);
+CREATE INDEX ix_run_interventions_requested ON AUD_RUN_INTERVENTIONS (REQUESTED_AT);
+CREATE INDEX ix_pipeline_run_end ON AUD_PIPELINES_RUN_LOG (END_DATE);
+CREATE INDEX ix_pipeline_run_latest ON AUD_PIPELINES_RUN_LOG (PIPELINE_ID, PIPELINE_RUN_ID);
+CREATE INDEX ix_task_run_latest ON AUD_TASK_RUN_LOG (TASK_ID, TASK_RUN_ID);
+
+-- ---------------------------------------------------------------------------
+-- The web console's sign-ins (ENGINE migration 0025).
+-- ---------------------------------------------------------------------------
+
+-- One row per sign-in: the SHA-256 of the session cookie's value (never the
+-- value itself), the API token it signed in with, which decides its name
+-- and role at every request (a revoked or expired token ends its sessions),
+-- and when it ends. The engine's own bookkeeping: neither guarded nor cloned.
+CREATE TABLE CONSOLE_SESSIONS (
+    SESSION_SHA256 VARCHAR(64) NOT NULL PRIMARY KEY,
+    TOKEN_ID       BIGINT NOT NULL,
+    CREATED_AT     TIMESTAMP NOT NULL,
+    EXPIRES_AT     TIMESTAMP NOT NULL
+);
+
+CREATE INDEX ix_console_sessions_expires ON CONSOLE_SESSIONS (EXPIRES_AT);

@@ -1,10 +1,8 @@
-package email
+package alert
 
 import (
-	"strconv"
 	"strings"
 
-	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/readiness"
 	"github.com/etl-craft/etl-craft/internal/records"
@@ -23,8 +21,8 @@ const (
 // Outcomes are every outcome.
 var Outcomes = []Outcome{Failed, CompletedWithErrors, Success}
 
-// outcomeList names the outcomes, separated by |.
-func outcomeList() string {
+// OutcomeList names the outcomes, separated by |.
+func OutcomeList() string {
 	names := make([]string, len(Outcomes))
 	for i, o := range Outcomes {
 		names[i] = string(o)
@@ -74,19 +72,4 @@ func counted(g *pipeline.Graph, rows map[int64]records.TaskRun) map[int64]bool {
 		out[t.ID] = t.Handler != pipeline.HandlerEmailAlert && !unwatched[t.ID]
 	}
 	return out
-}
-
-// tokens returns the replacer of the $$ tokens of subjects and bodies:
-// $$status, $$pipeline_code, $$task_code, $$error_message (the errors of the
-// failed tasks watched through FAILURE dependencies, one line each),
-// $$pipeline_run_id (the run) and $$pipeline_id (the pipeline).
-func (s *summary) tokens(t *handler.Task) *strings.Replacer {
-	return strings.NewReplacer(
-		"$$status", string(s.outcome),
-		"$$pipeline_code", t.PipelineCode,
-		"$$task_code", t.TaskCode,
-		"$$error_message", strings.Join(s.watched, "\n"),
-		"$$pipeline_run_id", strconv.FormatInt(t.PipelineRunID, 10),
-		"$$pipeline_id", strconv.FormatInt(t.PipelineID, 10),
-	)
 }
