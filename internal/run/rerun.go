@@ -132,16 +132,26 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 }
 
 // queueRerun queues the rerun's attempt of a task, reopening the run first
-// when it has ended, and records the RERUN in the same transaction.
+// when it has ended, and records the RERUN, all in one transaction: a
+// server that sees the reopened run sees the attempt queued with it, and
+// never queues one of its own for the task meanwhile.
 func (s *Supervisor) queueRerun(ctx context.Context, g *pipeline.Graph, r *runRow, t *pipeline.Task, row taskRunRow, hasRow bool,
 	reason string) (queued, error) {
-	if runEnded(r.Status) {
-		if err := inTx(ctx, s.opts.DB, func(tx *wtx) error { return s.reopenForOperator(ctx, tx, g, *r, reason) }); err != nil {
-			return queued{}, err
+	var q queued
+	reopened := runEnded(r.Status)
+	err := inTx(ctx, s.opts.DB, func(tx *wtx) (err error) {
+		if reopened {
+			if err := s.reopenForOperator(ctx, tx, g, *r, reason); err != nil {
+				return err
+			}
 		}
+		q, err = queueOverrideIn(ctx, tx, g, *r, t, row, hasRow, "RERUN", reason)
+		return err
+	})
+	if err == nil && reopened {
 		r.Status, r.Owner = RunInProgress, ""
 	}
-	return s.queueOverride(ctx, g, *r, t, row, hasRow, "RERUN", reason)
+	return q, err
 }
 
 // downstreamOf returns the tasks downstream of t in its pipeline, in wave

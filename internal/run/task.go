@@ -239,22 +239,30 @@ func (s *Supervisor) admitSingle(ctx context.Context, r runRow, t *pipeline.Task
 // already keeps it.
 func (s *Supervisor) queueOverride(ctx context.Context, g *pipeline.Graph, r runRow, t *pipeline.Task, row taskRunRow, hasRow bool,
 	action, reason string) (queued, error) {
+	var q queued
+	err := inTx(ctx, s.opts.DB, func(tx *wtx) (err error) {
+		q, err = queueOverrideIn(ctx, tx, g, r, t, row, hasRow, action, reason)
+		return err
+	})
+	return q, err
+}
+
+// queueOverrideIn is queueOverride in the caller's transaction.
+func queueOverrideIn(ctx context.Context, tx *wtx, g *pipeline.Graph, r runRow, t *pipeline.Task, row taskRunRow, hasRow bool,
+	action, reason string) (queued, error) {
 	q := row.queued
 	from := ""
 	if hasRow {
 		from = row.up.Status
 	}
-	err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
-		if q.AttemptID == 0 {
-			var err error
-			if q, err = queueAttempt(ctx, tx, r.ID, t.ID, nil, time.Now()); err != nil {
-				return err
-			}
+	if q.AttemptID == 0 {
+		var err error
+		if q, err = queueAttempt(ctx, tx, r.ID, t.ID, nil, time.Now()); err != nil {
+			return q, err
 		}
-		return recordIntervention(ctx, tx, intervention{PipelineID: g.Pipeline.ID, RunID: r.ID, TaskID: t.ID, Action: action,
-			From: from, To: TaskInProgress, Reason: reason})
-	})
-	return q, err
+	}
+	return q, recordIntervention(ctx, tx, intervention{PipelineID: g.Pipeline.ID, RunID: r.ID, TaskID: t.ID, Action: action,
+		From: from, To: TaskInProgress, Reason: reason})
 }
 
 // runForOrchestrator runs a task as a remote orchestrator says: without
