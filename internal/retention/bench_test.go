@@ -94,7 +94,7 @@ func envOr(name, fallback string) string {
 
 // fillHistory writes the benchmark's history and returns the latency
 // pipeline and its task.
-func fillHistory(b *testing.B, db *engine.DB, attempts int) [2]int64 {
+func fillHistory(b testing.TB, db *engine.DB, attempts int) [2]int64 {
 	b.Helper()
 	ctx := acting()
 	bl := pipelinetest.New(b, db)
