@@ -117,7 +117,7 @@ func (d *deleter) part(ctx context.Context, b batch, i, j int) (time.Duration, e
 	})
 	if err != nil {
 		if exit.CodeOf(err) == exit.Unexpected {
-			err = exit.Wrap(exit.EngineDB, err, "could not delete batch %d of %d of the purge (the batches before it are deleted)", i+1, len(d.plan.batches))
+			err = exit.Wrap(exit.EngineDB, err, "could not delete batch %d of %d of the purge (the batches before it, and what of it was committed, stay deleted)", i+1, len(d.plan.batches))
 		}
 		return 0, err
 	}

@@ -24,8 +24,9 @@ type plan struct {
 	units map[int64][]int64
 }
 
-// batch is one transaction's deletions: the units of runs, or the rows of
-// one standalone table by id.
+// batch is one batch's deletions, in one transaction or in several that
+// each take whole pieces of it (deleter.run): the units of runs, or the
+// rows of one standalone table by id.
 type batch struct {
 	runs []int64
 	// sizes are how many runs of runs each group of runs referring to each
