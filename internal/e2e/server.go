@@ -35,8 +35,15 @@ type Server struct {
 // killed when the test ends, if it still runs.
 func (p *Project) StartServer(env ...string) *Server {
 	p.T.Helper()
+	return p.StartServerWith(env)
+}
+
+// StartServerWith is StartServer with extra arguments after `server`, such
+// as a --log-level.
+func (p *Project) StartServerWith(env []string, args ...string) *Server {
+	p.T.Helper()
 	t := p.T
-	cmd := p.Command(env, "server")
+	cmd := p.Command(env, append([]string{"server"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -275,7 +275,9 @@ func (s *Server) listen(ctx context.Context) {
 			return
 		}
 		for err == nil {
-			if _, err = l.Wait(ctx); err == nil {
+			var event string
+			if event, err = l.Wait(ctx); err == nil {
+				s.log.Debug("an engine event woke the server", "event", event)
 				s.Wake()
 			}
 		}
