@@ -6,9 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -103,58 +101,18 @@ func fillBench(b *testing.B, db *engine.DB) int64 {
 	return int64(e2e.Count(b, db, "SELECT MAX(PIPELINE_RUN_ID) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID = $1", grid))
 }
 
-// paced sends b.N requests for the page with the session, one every
-// 1/benchRate second from benchClients clients, and reports p50-ms,
-// p99-ms and rps.
+// paced sends b.N requests for the page with the session, paced at
+// benchRate a second from benchClients clients (e2e.Load).
 func paced(b *testing.B, c *e2e.Console, path string) {
-	latencies := make([]time.Duration, b.N)
-	var mu sync.Mutex
-	sent := 0
-	tick := time.NewTicker(time.Second / benchRate)
-	defer tick.Stop()
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range benchClients {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := sent
-				sent++
-				mu.Unlock()
-				if i >= b.N {
-					return
-				}
-				<-tick.C
-				t0 := time.Now()
-				res := c.Open(path)
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				latencies[i] = time.Since(t0)
-				if res.StatusCode != http.StatusOK || res.Request.URL.Path != path {
-					b.Errorf("%s: %d at %s", path, res.StatusCode, res.Request.URL.Path)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	report(b, latencies, "ms")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rps")
-}
-
-// report reports the durations' median and 99th percentile, as p50-<unit>
-// and p99-<unit> (ms or s).
-func report(b *testing.B, durations []time.Duration, unit string) {
-	slices.Sort(durations)
-	scale := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second}[unit]
-	at := func(q float64) float64 {
-		return float64(durations[int(q*float64(len(durations)-1))]) / float64(scale)
-	}
-	b.ReportMetric(at(0.50), "p50-"+unit)
-	b.ReportMetric(at(0.99), "p99-"+unit)
+	e2e.Load(b, benchClients, benchRate, func() error {
+		res := c.Open(path)
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Request.URL.Path != path {
+			return fmt.Errorf("%s: %d at %s", path, res.StatusCode, res.Request.URL.Path)
+		}
+		return nil
+	})
 }
 
 // BenchmarkConsoleLiveDelay measures, in headless Chromium, the delay from
@@ -181,7 +139,7 @@ func BenchmarkConsoleLiveDelay(b *testing.B) {
 				delays[i] = liveDelay(b, o, s, ctx, token)
 			}
 			b.StopTimer()
-			report(b, delays, "s")
+			e2e.ReportQuantiles(b, delays, "s")
 		})
 	}
 }

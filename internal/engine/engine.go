@@ -467,6 +467,10 @@ type dialect interface {
 	rebind(query string) string
 	timeArg(t time.Time) any
 	jsonParam(n int) string
+	// inIDs is the condition that col is one of the ids of parameter n,
+	// bound as idsArg makes it (DB.InIDs).
+	inIDs(col string, n int) string
+	idsArg(ids []int64) any
 	isUniqueViolation(err error) bool
 	isUnavailable(err error) bool
 	// isBusy: a lock another writer holds outlasted the wait.

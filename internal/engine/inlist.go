@@ -19,3 +19,11 @@ func InList[T any](args []any, values []T) ([]any, string) {
 	}
 	return args, strings.Join(marks, ", ")
 }
+
+// InIDs appends ids to args as one argument and returns the condition that
+// col is one of them. Unlike InList, the statement's text is the same
+// whatever the number of ids, so that it is prepared once, and it binds
+// one parameter however many there are.
+func (db *DB) InIDs(args []any, col string, ids []int64) ([]any, string) {
+	return append(args, db.d.idsArg(ids)), db.d.inIDs(col, len(args)+1)
+}

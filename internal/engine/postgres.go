@@ -94,6 +94,18 @@ func (postgresDialect) timeArg(t time.Time) any { return t.UTC() }
 
 func (postgresDialect) jsonParam(n int) string { return fmt.Sprintf("CAST($%d AS JSONB)", n) }
 
+func (postgresDialect) inIDs(col string, n int) string {
+	return fmt.Sprintf("%s = ANY(CAST($%d AS BIGINT[]))", col, n)
+}
+
+// idsArg binds ids as a BIGINT[] (nil would be NULL).
+func (postgresDialect) idsArg(ids []int64) any {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
+
 func (postgresDialect) isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"

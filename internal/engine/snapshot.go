@@ -59,15 +59,3 @@ func (s *Snapshot) End() {
 	_, _ = s.conn.ExecContext(context.Background(), "ROLLBACK")
 	s.conn.Close()
 }
-
-// Snapshot runs fn's reads in one read-only snapshot of the Engine DB, on a
-// connection of their own (see BeginSnapshot), so that what they read is one
-// state even while others commit.
-func (db *DB) Snapshot(ctx context.Context, fn func(q Querier) error) error {
-	s, err := db.BeginSnapshot(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.End()
-	return fn(s)
-}

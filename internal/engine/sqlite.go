@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -213,6 +214,24 @@ func (sqliteDialect) rebind(q string) string {
 func (sqliteDialect) timeArg(t time.Time) any { return TimeText(t) }
 
 func (sqliteDialect) jsonParam(n int) string { return fmt.Sprintf("$%d", n) }
+
+func (sqliteDialect) inIDs(col string, n int) string {
+	return fmt.Sprintf("%s IN (SELECT value FROM json_each($%d))", col, n)
+}
+
+// idsArg binds ids as the text of a JSON array.
+func (sqliteDialect) idsArg(ids []int64) any {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
 
 func (sqliteDialect) isUniqueViolation(err error) bool {
 	var se sqlite3.Error

@@ -6,10 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/actor"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/handler"
@@ -52,25 +55,48 @@ func discard(b *testing.B) string {
 	return srv.URL
 }
 
+// benchRounds is how many rounds each iteration of BenchmarkObservedEngine
+// runs: in each, the pipeline runs once in each setup.
+const benchRounds = 5
+
 // BenchmarkObservedEngine measures what being observed costs the engine:
-// in each iteration the same pipeline of 500 tasks, with a handler that does
-// nothing (so only the engine works: dispatch, the run's and attempts'
-// rows, leases, logs), runs three times, each on an Engine DB of its own:
-// observed by nobody with tracing off (off); measured by Metrics (its
-// operations and the supervisor's waits) while a scrape reads the Engine DB
-// every second (metrics); and the same with tracing on, exporting to a
-// receiver on loopback (on). It reports each one's engine-ms/task and the
-// overheads metrics-% (metrics / off − 1) and overhead-% (on / off − 1).
+// the same pipeline of 500 tasks, with a handler that does nothing (so only
+// the engine works: dispatch, the run's and attempts' rows, leases, logs),
+// runs in three setups, each on an Engine DB of its own: observed by nobody
+// with tracing off (off); measured by Metrics (its operations and the
+// supervisor's waits) while a scrape reads the Engine DB every second
+// (metrics); and the same with tracing on, exporting to a receiver on
+// loopback (on). Each iteration runs benchRounds rounds, a run of each
+// setup per round, in an order that turns from round to round, so that a
+// machine whose load changes slows the three alike. It reports the median
+// over the rounds of each setup's engine-ms/task, and of the per-round
+// ratios metrics-% (metrics / off − 1) and overhead-% (on / off − 1): a
+// round slowed by a burst of load moves one ratio, not the median. As the
+// machine's load moves wall times most, it reports the same ratios of the
+// CPU time this process used in each run too (cpu-metrics-%,
+// cpu-overhead-%): what observing costs the engine's process, without the
+// PostgreSQL server's share of the work.
 func BenchmarkObservedEngine(b *testing.B) {
 	eachKind(b, func(b *testing.B, kind engine.Kind, ctx context.Context) {
 		receiver := discard(b)
 		// measured runs the pipeline once on an Engine DB of its own, measured
-		// by Metrics of its own and scraped every second.
-		measured := func() func() time.Duration {
+		// by Metrics of its own and scraped every second, traced when traced.
+		measured := func(traced bool) func() time.Duration {
 			m := New(Options{})
 			db := benchDB(b, kind, m)
 			m.Watch(db, nil)
 			return func() time.Duration {
+				if traced {
+					tracing, err := StartTracing(ctx, receiver, "bench", nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer func() {
+						if err := tracing.Stop(ctx); err != nil {
+							b.Fatal(err)
+						}
+					}()
+				}
 				stop, scraped := make(chan struct{}), make(chan struct{})
 				go func() {
 					defer close(scraped)
@@ -88,27 +114,58 @@ func BenchmarkObservedEngine(b *testing.B) {
 			}
 		}
 		off := benchDB(b, kind, nil)
-		metrics, traced := measured(), measured()
-		var tOff, tMetrics, tOn time.Duration
+		setups := [...]func() time.Duration{
+			func() time.Duration { return runBench(b, ctx, off, nil) },
+			measured(false),
+			measured(true),
+		}
+		names := [len(setups)]string{"off", "metrics", "on"}
+		// took and cpu are each setup's wall time per round, and the CPU time
+		// this process used meanwhile (tracing's start and flush included).
+		// Each setup runs with the profiler labels setup=<name> and engine=<kind>,
+		// so that a CPU profile tells their samples apart (pprof -tagfocus
+		// setup=on).
+		var took, cpu [len(setups)][]time.Duration
 		for b.Loop() {
-			tOff += runBench(b, ctx, off, nil)
-			tMetrics += metrics()
-			tracing, err := StartTracing(ctx, receiver, "bench", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			tOn += traced()
-			if err := tracing.Stop(ctx); err != nil {
-				b.Fatal(err)
+			for round := range benchRounds {
+				for i := range setups {
+					k := (i + round) % len(setups)
+					pprof.Do(ctx, pprof.Labels("setup", names[k], "engine", string(kind)), func(context.Context) {
+						before := e2e.CPUTime(b)
+						took[k] = append(took[k], setups[k]())
+						cpu[k] = append(cpu[k], e2e.CPUTime(b)-before)
+					})
+				}
 			}
 		}
-		perTask := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(b.N) / benchTasks }
-		b.ReportMetric(perTask(tOff), "off-ms/task")
-		b.ReportMetric(perTask(tMetrics), "metrics-ms/task")
-		b.ReportMetric(perTask(tOn), "on-ms/task")
-		b.ReportMetric((tMetrics.Seconds()/tOff.Seconds()-1)*100, "metrics-%")
-		b.ReportMetric((tOn.Seconds()/tOff.Seconds()-1)*100, "overhead-%")
+		// overhead is the median over the rounds of setup k's ratio to off,
+		// as a percentage above it.
+		overhead := func(of [len(setups)][]time.Duration, k int) float64 {
+			r := make([]float64, len(of[k]))
+			for i := range r {
+				r[i] = of[k][i].Seconds() / of[0][i].Seconds()
+			}
+			return (median(r) - 1) * 100
+		}
+		for k, name := range names {
+			b.ReportMetric(median(took[k]).Seconds()*1000/benchTasks, name+"-ms/task")
+		}
+		b.ReportMetric(overhead(took, 1), "metrics-%")
+		b.ReportMetric(overhead(took, 2), "overhead-%")
+		b.ReportMetric(overhead(cpu, 1), "cpu-metrics-%")
+		b.ReportMetric(overhead(cpu, 2), "cpu-overhead-%")
 	})
+}
+
+// median is the middle value of some, the mean of the two middle ones
+// when they are even in number.
+func median[T time.Duration | float64](some []T) T {
+	s := slices.Sorted(slices.Values(some))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // runBench runs the pipeline BENCH once with a handler that does nothing,
@@ -126,8 +183,9 @@ func runBench(b *testing.B, ctx context.Context, db *engine.DB, observer run.Obs
 // BenchmarkScrape measures a scrape of the metrics of an Engine DB holding
 // 1,000 pipelines with a run each: the first, which counts every run stored, as first-ms, and each
 // later one, which reads what changed (nothing here: the cost of a scrape
-// of an idle server), as ms/scrape. The scrapes go through the HTTP handler
-// the server serves.
+// of an idle server), as ms/scrape, with the Engine DB queries each sends
+// (queries/scrape). The scrapes go through the HTTP handler the server
+// serves.
 func BenchmarkScrape(b *testing.B) {
 	eachKind(b, func(b *testing.B, kind engine.Kind, ctx context.Context) {
 		db := pipelinetest.DB(b, kind)
@@ -145,8 +203,11 @@ func BenchmarkScrape(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		opts := db.Options()
+		var q queries
+		opts.Observer = &q
 		m := New(Options{})
-		m.Watch(db, nil)
+		m.Watch(enginetest.OpenWith(b, opts), nil)
 		srv := httptest.NewServer(m.Handler())
 		defer srv.Close()
 		scrape := func() time.Duration {
@@ -167,11 +228,13 @@ func BenchmarkScrape(b *testing.B) {
 			b.Fatalf("%s: %v runs ended, want 1", codes[len(codes)-1], n)
 		}
 		var later time.Duration
+		q.n.Store(0)
 		for b.Loop() {
 			later += scrape()
 		}
 		b.ReportMetric(first.Seconds()*1000, "first-ms")
 		b.ReportMetric(later.Seconds()*1000/float64(b.N), "ms/scrape")
+		b.ReportMetric(float64(q.n.Load())/float64(b.N), "queries/scrape")
 	})
 }
 

@@ -3,10 +3,10 @@ package metrics
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,9 +20,6 @@ import (
 // readTimeout bounds the Engine DB reads of one scrape.
 const readTimeout = 10 * time.Second
 
-// inChunk is how many ids one IN (…) list holds.
-const inChunk = 500
-
 // unknown labels a run or attempt whose pipeline or task is not in CFG_.
 const unknown = "unknown"
 
@@ -30,10 +27,12 @@ const unknown = "unknown"
 // registry's counters, histograms and gauges at each scrape, so that they
 // agree with `etl-craft history` whichever process did the work: the
 // server, a foreground run, an orchestrator's steps. The first read counts
-// every run and attempt stored, in one snapshot; each later one reads only
-// what changed since: the rows added (tails of their ids), the rows still
-// open, and the runs an operator reopened. A scrape so costs the same
-// whatever the length of the history.
+// every run and attempt stored, in one statement (so one state of the
+// Engine DB); each later one reads only what changed since: the rows added
+// (tails of their ids), the rows still open, and the runs an operator
+// reopened, in one statement whose text never changes (one round trip,
+// prepared once). A scrape so costs the same whatever the length of the
+// history.
 //
 // Counters count events: a run reopened and ended again counts as ended
 // twice. The duration histograms hold the runs and attempts that ended
@@ -56,6 +55,8 @@ type history struct {
 	attempts  tail
 	openRuns  map[int64]*openRun
 	open      map[int64]taskLabels // the attempts not ended, by ATTEMPT_ID
+	// gateWaits is how many gate waits of open runs wait, as last read.
+	gateWaits float64
 }
 
 // taskLabels are the labels of a task's attempts.
@@ -81,9 +82,11 @@ type runRow struct {
 	start, end     engine.Time
 }
 
-// runColumns are the columns of a runRow.
-const runColumns = `SELECT PIPELINE_RUN_ID, PIPELINE_ID, TRIGGER_KIND, STATUS, SLA_STATUS, START_DATE, END_DATE
-	FROM AUD_PIPELINES_RUN_LOG WHERE `
+// runFields are the columns of a runRow, of the runs r.
+const runFields = "r.PIPELINE_RUN_ID, r.PIPELINE_ID, r.TRIGGER_KIND, r.STATUS, r.SLA_STATUS, r.START_DATE, r.END_DATE"
+
+// runColumns selects the runRows a condition appended selects.
+const runColumns = "SELECT " + runFields + " FROM AUD_PIPELINES_RUN_LOG r WHERE "
 
 // attemptRow is a row of AUD_TASK_ATTEMPTS as history reads it.
 type attemptRow struct {
@@ -93,9 +96,26 @@ type attemptRow struct {
 	started, ended engine.Time
 }
 
-// attemptColumns are the columns of an attemptRow.
-const attemptColumns = `SELECT a.ATTEMPT_ID, t.TASK_ID, a.STATUS, CASE WHEN a.NOT_BEFORE IS NULL THEN 0 ELSE 1 END, a.STARTED_AT, a.ENDED_AT
-	FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID WHERE `
+// openStatus selects the runs not ended.
+var openStatus = "STATUS IN (" + records.SQL(records.RunQueued, records.RunInProgress) + ")"
+
+// retried is 1 for an attempt a queued as a retry (NOT_BEFORE set), else 0.
+const retried = "CASE WHEN a.NOT_BEFORE IS NULL THEN 0 ELSE 1 END"
+
+// attempts joins the attempts a to their task runs t.
+const attempts = "AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID"
+
+// attemptChanges selects the attempts a condition appended selects, as
+// partAttempt rows.
+var attemptChanges = fmt.Sprintf("SELECT %d, a.ATTEMPT_ID, t.TASK_ID, NULL, a.STATUS, NULL, a.STARTED_AT, a.ENDED_AT, %s FROM %s WHERE ",
+	partAttempt, retried, attempts)
+
+// gateWaitChanges is the partGateWaits row: how many gate waits wait of
+// the open runs of a table (or a query's).
+func gateWaitChanges(runs string) string {
+	return fmt.Sprintf(`SELECT %d, COUNT(*), 0, NULL, NULL, NULL, NULL, NULL, 0 FROM AUD_GATE_WAITS
+		WHERE NEXT_CHECK_AT IS NOT NULL AND PIPELINE_RUN_ID IN (SELECT PIPELINE_RUN_ID FROM %s WHERE %s)`, partGateWaits, runs, openStatus)
+}
 
 // refresh reads what changed since the last read. Each step reads its
 // rows whole before it counts any, so that a read that fails counts
@@ -115,217 +135,225 @@ func (h *history) refresh(ctx context.Context) error {
 	} else if err := h.catchUp(ctx, now); err != nil {
 		return err
 	}
-	return h.gauges(ctx, now)
+	h.gauges(now)
+	return nil
 }
 
-// totals are what begin read: the runs and attempts stored, counted by
-// their labels, and the ones still open.
-type totals struct {
-	runs     []runCount
-	open     []runRow
-	attempts []attemptCount
-	running  []attemptRow
+// The parts of the rows a read returns: what the first column says a row is.
+const (
+	partRun          = 1 // a run: open, added, or reopened since the last read
+	partIntervention = 2 // an intervention's id: added, or near the highest
+	partAttempt      = 3 // an attempt: open, or added since the last read
+	partGateWaits    = 4 // how many gate waits of open runs wait (id)
+	partRunCount     = 5 // how many runs (id) have a pipeline (ref), trigger, status and SLA
+	partAttemptCount = 6 // how many attempts (id) have a task (ref), status and retry flag
+	partRunID        = 7 // a run's id near the highest
+	partAttemptID    = 8 // an attempt's id near the highest
+)
+
+// change is a row a read returns: a run's columns as a runRow's, an
+// attempt's as an attemptRow's (ref its task), a count or an id as id.
+type change struct {
+	part        int
+	id, ref     int64
+	trigger     sql.NullString
+	status, sla sql.NullString
+	start, end  engine.Time
+	retry       bool
 }
 
-// runCount is how many runs have a pipeline, trigger, status and SLA.
-type runCount struct {
-	r runRow
-	n float64
+// run is the run a partRun row holds.
+func (c change) run() runRow {
+	return runRow{id: c.id, pipelineID: c.ref, trigger: c.trigger.String, status: records.RunStatus(c.status.String),
+		sla: c.sla, start: c.start, end: c.end}
 }
 
-// attemptCount is how many attempts have a task, status and retry flag.
-type attemptCount struct {
-	a attemptRow
-	n float64
+// attempt is the attempt a partAttempt row holds.
+func (c change) attempt() attemptRow {
+	return attemptRow{id: c.id, taskID: c.ref, status: records.AttemptStatus(c.status.String), retry: c.retry,
+		started: c.start, ended: c.end}
 }
 
-// begin counts every run and attempt stored, read in one snapshot, and
-// notes the ones still open and where the tails start.
+// read runs a statement of change rows and returns them all.
+func (h *history) read(ctx context.Context, query string, args []any) ([]change, error) {
+	var rows []change
+	err := scan(ctx, h.db, query, args, func(s scanner) error {
+		var c change
+		err := s.Scan(&c.part, &c.id, &c.ref, &c.trigger, &c.status, &c.sla, &c.start, &c.end, &c.retry)
+		rows = append(rows, c)
+		return err
+	})
+	return rows, err
+}
+
+// begins is the statement of the first read: the runs stored, counted by
+// pipeline, trigger, status and SLA, and the open ones; the gate waits of
+// these; the attempts stored, counted by task, status and retry flag, and
+// the open ones; the ids near the highest of the runs, attempts and
+// interventions. Being one statement, it reads one state of the Engine DB.
+var begins = strings.Join([]string{
+	fmt.Sprintf(`SELECT %d, COUNT(*), PIPELINE_ID, TRIGGER_KIND, STATUS, SLA_STATUS, NULL, NULL, 0 FROM AUD_PIPELINES_RUN_LOG
+		GROUP BY PIPELINE_ID, TRIGGER_KIND, STATUS, SLA_STATUS`, partRunCount),
+	fmt.Sprintf("SELECT %d, %s, 0 FROM AUD_PIPELINES_RUN_LOG r WHERE r.%s", partRun, runFields, openStatus),
+	gateWaitChanges("AUD_PIPELINES_RUN_LOG"),
+	fmt.Sprintf("SELECT %d, COUNT(*), t.TASK_ID, NULL, a.STATUS, NULL, NULL, NULL, %s FROM %s GROUP BY t.TASK_ID, a.STATUS, 9",
+		partAttemptCount, retried, attempts),
+	attemptChanges + "a.STATUS IN (" + records.SQLActiveAttempts + ")",
+	near(partRunID, "AUD_PIPELINES_RUN_LOG", "PIPELINE_RUN_ID"),
+	near(partAttemptID, "AUD_TASK_ATTEMPTS", "ATTEMPT_ID"),
+	near(partIntervention, "AUD_RUN_INTERVENTIONS", "INTERVENTION_ID"),
+}, "\nUNION ALL ")
+
+// near selects, as rows of the part, the ids of a table within maxGaps of
+// its highest, which is among them.
+func near(part int, table, id string) string {
+	return fmt.Sprintf("SELECT %d, %s, 0, NULL, NULL, NULL, NULL, NULL, 0 FROM %s WHERE %s > (SELECT COALESCE(MAX(%s), 0) FROM %s) - %d",
+		part, id, table, id, id, table, maxGaps)
+}
+
+// begin counts every run and attempt stored, read in one statement
+// (begins), and notes the ones still open and where the tails start.
 func (h *history) begin(ctx context.Context, now time.Time) error {
 	if err := h.loadLabels(ctx); err != nil {
 		return err
 	}
-	var t totals
-	tails := []struct {
-		tail      *tail
-		table, id string
-		high      int64
-		recent    []int64
-	}{{tail: &h.runs, table: "AUD_PIPELINES_RUN_LOG", id: "PIPELINE_RUN_ID"},
-		{tail: &h.attempts, table: "AUD_TASK_ATTEMPTS", id: "ATTEMPT_ID"},
-		{tail: &h.reopens, table: "AUD_RUN_INTERVENTIONS", id: "INTERVENTION_ID"}}
-	err := h.db.Snapshot(ctx, func(q engine.Querier) error {
-		err := scan(ctx, q, `SELECT PIPELINE_ID, TRIGGER_KIND, STATUS, SLA_STATUS, COUNT(*) FROM AUD_PIPELINES_RUN_LOG
-			GROUP BY PIPELINE_ID, TRIGGER_KIND, STATUS, SLA_STATUS`, nil, func(s scanner) error {
-			var c runCount
-			err := s.Scan(&c.r.pipelineID, &c.r.trigger, &c.r.status, &c.r.sla, &c.n)
-			t.runs = append(t.runs, c)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if t.open, err = readRuns(ctx, q, "STATUS IN ("+records.SQL(records.RunQueued, records.RunInProgress)+")", nil); err != nil {
-			return err
-		}
-		err = scan(ctx, q, `SELECT t.TASK_ID, a.STATUS, CASE WHEN a.NOT_BEFORE IS NULL THEN 0 ELSE 1 END, COUNT(*)
-			FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID GROUP BY t.TASK_ID, a.STATUS, 3`, nil,
-			func(s scanner) error {
-				var c attemptCount
-				err := s.Scan(&c.a.taskID, &c.a.status, &c.a.retry, &c.n)
-				t.attempts = append(t.attempts, c)
-				return err
-			})
-		if err != nil {
-			return err
-		}
-		if t.running, err = readAttempts(ctx, q, "a.STATUS IN ("+records.SQLActiveAttempts+")", nil); err != nil {
-			return err
-		}
-		for i := range tails {
-			x := &tails[i]
-			if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX("+x.id+"), 0) FROM "+x.table).Scan(&x.high); err != nil {
-				return err
-			}
-			if x.recent, err = ids(ctx, q, "SELECT "+x.id+" FROM "+x.table+" WHERE "+x.id+" > $1", x.high-maxGaps); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	rows, err := h.read(ctx, begins, nil)
 	if err != nil {
 		return err
 	}
-	for _, c := range t.runs {
-		p := h.pipeline(c.r.pipelineID)
-		h.v.runsStarted.WithLabelValues(p, c.r.trigger).Add(c.n)
-		if c.r.status.Ended() {
-			h.v.runsEnded.WithLabelValues(p, c.r.trigger, string(c.r.status)).Add(c.n)
-		}
-		if c.r.sla.String == string(records.SLABreached) {
-			h.v.slaBreaches.WithLabelValues(p).Add(c.n)
+	h.openRuns, h.open, h.gateWaits = map[int64]*openRun{}, map[int64]taskLabels{}, 0
+	recent := map[int][]int64{}
+	for _, c := range rows {
+		switch c.part {
+		case partRunCount:
+			p, trigger, status, n := h.pipeline(c.ref), c.trigger.String, records.RunStatus(c.status.String), float64(c.id)
+			h.v.runsStarted.WithLabelValues(p, trigger).Add(n)
+			if status.Ended() {
+				h.v.runsEnded.WithLabelValues(p, trigger, string(status)).Add(n)
+			}
+			if c.sla.String == string(records.SLABreached) {
+				h.v.slaBreaches.WithLabelValues(p).Add(n)
+			}
+		case partRun:
+			h.see(c.run(), &openRun{breachCounted: c.sla.String == string(records.SLABreached)})
+		case partGateWaits:
+			h.gateWaits = float64(c.id)
+		case partAttemptCount:
+			l, status, n := h.task(c.ref), records.AttemptStatus(c.status.String), float64(c.id)
+			if c.retry {
+				h.v.attemptsRetried.WithLabelValues(l.pipeline, l.handler).Add(n)
+			}
+			if status.Ended() {
+				h.v.attemptsEnded.WithLabelValues(l.pipeline, l.handler, string(status)).Add(n)
+			}
+		case partAttempt:
+			h.open[c.id] = h.task(c.ref)
+		default:
+			recent[c.part] = append(recent[c.part], c.id)
 		}
 	}
-	h.openRuns = map[int64]*openRun{}
-	for _, r := range t.open {
-		h.see(r, &openRun{breachCounted: r.sla.String == string(records.SLABreached)})
-	}
-	for _, c := range t.attempts {
-		l := h.task(c.a.taskID)
-		if c.a.retry {
-			h.v.attemptsRetried.WithLabelValues(l.pipeline, l.handler).Add(c.n)
+	for part, t := range map[int]*tail{partRunID: &h.runs, partAttemptID: &h.attempts, partIntervention: &h.reopens} {
+		high := int64(0)
+		if len(recent[part]) > 0 {
+			high = slices.Max(recent[part])
 		}
-		if c.a.status.Ended() {
-			h.v.attemptsEnded.WithLabelValues(l.pipeline, l.handler, string(c.a.status)).Add(c.n)
-		}
-	}
-	h.open = map[int64]taskLabels{}
-	for _, a := range t.running {
-		h.open[a.id] = h.task(a.taskID)
-	}
-	for _, x := range tails {
-		x.tail.begin(x.high, x.recent, now)
+		t.begin(high, recent[part], now)
 	}
 	return nil
 }
 
-// catchUp reads the runs and attempts added, reopened or still open since
-// the last read.
+// changes returns the statement that reads what changed since the last
+// read, with its arguments: the runs above the tail or in its gaps, the
+// open runs, the runs reopened by an intervention added, the interventions
+// added, the attempts added and the open ones, and the gate waits of the
+// runs open now (every run open now is one of those read). A run may be
+// read twice: open and reopened. The ids bind as one argument per set
+// (engine.InIDs), so that its text never changes.
+func (h *history) changes() (string, []any) {
+	var args []any
+	var newRuns, open, reopened, interventions, newAttempts, running string
+	args, newRuns = h.runs.where(h.db, args, "r.PIPELINE_RUN_ID")
+	args, open = h.db.InIDs(args, "r.PIPELINE_RUN_ID", slices.Collect(maps.Keys(h.openRuns)))
+	args, reopened = h.reopens.where(h.db, args, "i.INTERVENTION_ID")
+	args, interventions = h.reopens.where(h.db, args, "INTERVENTION_ID")
+	args, newAttempts = h.attempts.where(h.db, args, "a.ATTEMPT_ID")
+	args, running = h.db.InIDs(args, "a.ATTEMPT_ID", slices.Collect(maps.Keys(h.open)))
+	return fmt.Sprintf(`WITH runs AS (
+		%s%s OR %s
+		UNION ALL SELECT %s FROM AUD_RUN_INTERVENTIONS i JOIN AUD_PIPELINES_RUN_LOG r ON r.PIPELINE_RUN_ID = i.PIPELINE_RUN_ID
+		WHERE %s AND i.ACTION = '%s')
+	SELECT %d, PIPELINE_RUN_ID, PIPELINE_ID, TRIGGER_KIND, STATUS, SLA_STATUS, START_DATE, END_DATE, 0 FROM runs
+	UNION ALL SELECT %d, INTERVENTION_ID, 0, NULL, NULL, NULL, NULL, NULL, 0 FROM AUD_RUN_INTERVENTIONS WHERE %s
+	UNION ALL %s%s OR %s
+	UNION ALL %s`,
+		runColumns, newRuns, open, runFields, reopened, records.ActionReopen,
+		partRun, partIntervention, interventions, attemptChanges, newAttempts, running,
+		gateWaitChanges("runs")), args
+}
+
+// catchUp reads, in one statement (changes), the runs and attempts added,
+// reopened or still open since the last read, and counts them. It reads
+// every row before it counts any.
 func (h *history) catchUp(ctx context.Context, now time.Time) error {
-	// New runs.
-	cond, args := h.runs.where("PIPELINE_RUN_ID")
-	added, err := readRuns(ctx, h.db, cond, args)
+	query, args := h.changes()
+	rows, err := h.read(ctx, query, args)
 	if err != nil {
 		return err
 	}
-	fresh := make([]int64, len(added))
-	for i, r := range added {
-		o := &openRun{}
-		h.see(r, o)
-		h.v.runsStarted.WithLabelValues(o.pipeline, o.trigger).Inc()
-		fresh[i] = r.id
-	}
-	h.runs.read(fresh, now)
-	// Runs reopened: their next ending counts too; their SLA is never
-	// measured again.
-	cond, args = h.reopens.where("INTERVENTION_ID")
-	type intervention struct {
-		id, run int64
-		action  string
-	}
-	var ivs []intervention
-	err = scan(ctx, h.db, "SELECT INTERVENTION_ID, PIPELINE_RUN_ID, ACTION FROM AUD_RUN_INTERVENTIONS WHERE "+cond, args,
-		func(s scanner) error {
-			var iv intervention
-			err := s.Scan(&iv.id, &iv.run, &iv.action)
-			ivs = append(ivs, iv)
-			return err
-		})
-	if err != nil {
-		return err
-	}
-	seen := make([]int64, len(ivs))
-	for i, iv := range ivs {
-		seen[i] = iv.id
-		if _, open := h.openRuns[iv.run]; iv.action == records.ActionReopen && !open && !slices.Contains(fresh, iv.run) {
-			h.openRuns[iv.run] = &openRun{breachCounted: true}
+	var fresh, freshAttempts, interventions []int64
+	goneRuns, goneAttempts := set(slices.Collect(maps.Keys(h.openRuns))), set(slices.Collect(maps.Keys(h.open)))
+	seen := map[int64]bool{}
+	for _, c := range rows {
+		switch c.part {
+		case partRun:
+			if seen[c.id] {
+				continue
+			}
+			seen[c.id] = true
+			r := c.run()
+			o, open := h.openRuns[r.id]
+			switch {
+			case h.runs.unread(r.id):
+				o = &openRun{}
+				h.see(r, o)
+				h.v.runsStarted.WithLabelValues(o.pipeline, o.trigger).Inc()
+				fresh = append(fresh, r.id)
+			case open:
+				delete(goneRuns, r.id)
+				h.see(r, o)
+			default:
+				// Reopened: its next ending counts too; its SLA is never
+				// measured again.
+				h.see(r, &openRun{breachCounted: true})
+			}
+		case partIntervention:
+			interventions = append(interventions, c.id)
+		case partAttempt:
+			a := c.attempt()
+			l := h.open[a.id]
+			if h.attempts.unread(a.id) {
+				l = h.task(a.taskID)
+				if a.retry {
+					h.v.attemptsRetried.WithLabelValues(l.pipeline, l.handler).Inc()
+				}
+				freshAttempts = append(freshAttempts, a.id)
+			} else {
+				delete(goneAttempts, a.id)
+			}
+			h.seeAttempt(a, l)
+		case partGateWaits:
+			h.gateWaits = float64(c.id)
 		}
 	}
-	h.reopens.read(seen, now)
-	// Runs still open.
-	asked := slices.Collect(maps.Keys(h.openRuns))
-	var still []runRow
-	for chunk := range slices.Chunk(asked, inChunk) {
-		cond, args := in("PIPELINE_RUN_ID", chunk)
-		rows, err := readRuns(ctx, h.db, cond, args)
-		if err != nil {
-			return err
-		}
-		still = append(still, rows...)
-	}
-	gone := set(asked)
-	for _, r := range still {
-		delete(gone, r.id)
-		h.see(r, h.openRuns[r.id])
-	}
-	for id := range gone {
+	for id := range goneRuns {
 		delete(h.openRuns, id)
 	}
-	// New attempts.
-	cond, args = h.attempts.where("a.ATTEMPT_ID")
-	started, err := readAttempts(ctx, h.db, cond, args)
-	if err != nil {
-		return err
-	}
-	fresh = make([]int64, len(started))
-	for i, a := range started {
-		l := h.task(a.taskID)
-		if a.retry {
-			h.v.attemptsRetried.WithLabelValues(l.pipeline, l.handler).Inc()
-		}
-		h.seeAttempt(a, l)
-		fresh[i] = a.id
-	}
-	h.attempts.read(fresh, now)
-	// Attempts still open.
-	asked = slices.Collect(maps.Keys(h.open))
-	var running []attemptRow
-	for chunk := range slices.Chunk(asked, inChunk) {
-		cond, args := in("a.ATTEMPT_ID", chunk)
-		rows, err := readAttempts(ctx, h.db, cond, args)
-		if err != nil {
-			return err
-		}
-		running = append(running, rows...)
-	}
-	gone = set(asked)
-	for _, a := range running {
-		delete(gone, a.id)
-		h.seeAttempt(a, h.open[a.id])
-	}
-	for id := range gone {
+	for id := range goneAttempts {
 		delete(h.open, id)
 	}
+	h.runs.read(fresh, now)
+	h.reopens.read(interventions, now)
+	h.attempts.read(freshAttempts, now)
 	return nil
 }
 
@@ -366,7 +394,7 @@ func (h *history) seeAttempt(a attemptRow, l taskLabels) {
 }
 
 // gauges sets the queue's and the gates' gauges from the open runs.
-func (h *history) gauges(ctx context.Context, now time.Time) error {
+func (h *history) gauges(now time.Time) {
 	var queued, running float64
 	var oldest time.Time
 	for _, o := range h.openRuns {
@@ -387,18 +415,7 @@ func (h *history) gauges(ctx context.Context, now time.Time) error {
 		age = max(now.Sub(oldest).Seconds(), 0)
 	}
 	h.v.oldestQueued.Set(age)
-	var waits float64
-	for chunk := range slices.Chunk(slices.Collect(maps.Keys(h.openRuns)), inChunk) {
-		cond, args := in("PIPELINE_RUN_ID", chunk)
-		var n float64
-		if err := h.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM AUD_GATE_WAITS WHERE NEXT_CHECK_AT IS NOT NULL AND "+cond,
-			args...).Scan(&n); err != nil {
-			return err
-		}
-		waits += n
-	}
-	h.v.gateWaits.Set(waits)
-	return nil
+	h.v.gateWaits.Set(h.gateWaits)
 }
 
 // loadLabels reads the labels of every pipeline and task.
@@ -469,28 +486,6 @@ func scan(ctx context.Context, q engine.Querier, query string, args []any, each 
 	return rows.Err()
 }
 
-// ids reads a query's one column of ids.
-func ids(ctx context.Context, q engine.Querier, query string, args ...any) ([]int64, error) {
-	var out []int64
-	err := scan(ctx, q, query, args, func(s scanner) error {
-		var id int64
-		err := s.Scan(&id)
-		out = append(out, id)
-		return err
-	})
-	return out, err
-}
-
-// in is the condition that col is one of the ids, numbered from $1.
-func in(col string, ids []int64) (string, []any) {
-	marks := make([]string, len(ids))
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		marks[i], args[i] = "$"+strconv.Itoa(i+1), id
-	}
-	return col + " IN (" + strings.Join(marks, ", ") + ")", args
-}
-
 // set is a set of ids.
 func set(ids []int64) map[int64]bool {
 	s := make(map[int64]bool, len(ids))
@@ -498,30 +493,6 @@ func set(ids []int64) map[int64]bool {
 		s[id] = true
 	}
 	return s
-}
-
-// readRuns reads the runs a condition selects.
-func readRuns(ctx context.Context, q engine.Querier, cond string, args []any) ([]runRow, error) {
-	var out []runRow
-	err := scan(ctx, q, runColumns+cond, args, func(s scanner) error {
-		var r runRow
-		err := s.Scan(&r.id, &r.pipelineID, &r.trigger, &r.status, &r.sla, &r.start, &r.end)
-		out = append(out, r)
-		return err
-	})
-	return out, err
-}
-
-// readAttempts reads the attempts a condition selects.
-func readAttempts(ctx context.Context, q engine.Querier, cond string, args []any) ([]attemptRow, error) {
-	var out []attemptRow
-	err := scan(ctx, q, attemptColumns+cond, args, func(s scanner) error {
-		var a attemptRow
-		err := s.Scan(&a.id, &a.taskID, &a.status, &a.retry, &a.started, &a.ended)
-		out = append(out, a)
-		return err
-	})
-	return out, err
 }
 
 // historyCollector refreshes the history before it collects the metrics

@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler"
 	"github.com/etl-craft/etl-craft/internal/pipeline"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
+	"github.com/etl-craft/etl-craft/internal/records"
 	"github.com/etl-craft/etl-craft/internal/run"
 )
 
@@ -239,4 +242,89 @@ func TestHistoryCountsARunCommittedLate(t *testing.T) {
 			t.Fatalf("%v runs ended once the late one committed, want 2", n)
 		}
 	}
+}
+
+// queries counts the queries sent to an Engine DB (engine.Observer).
+type queries struct{ n atomic.Int64 }
+
+func (q *queries) Observe(op engine.Operation, _ time.Duration, _ error) {
+	if op == engine.OpQuery {
+		q.n.Add(1)
+	}
+}
+
+// A read of the Engine DB is one query, whether anything changed or not;
+// the first also reads the labels (two queries). The gauges of the queue
+// and of the gates it sets agree with the rows: runs QUEUED and
+// IN-PROGRESS, and the gate waits waiting of those runs only.
+func TestReadsAreOneQuery(t *testing.T) {
+	t.Parallel()
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		t.Parallel()
+		b := pipelinetest.New(t, db)
+		ids := map[string]int64{}
+		for _, code := range []string{"A", "B", "C"} {
+			ids[code] = b.Pipeline(code, pipeline.Full)
+		}
+		now := db.TimeArg(time.Now())
+		runs := 0
+		// record records a run of the pipeline, with a gate wait waiting
+		// when gated, and returns its id.
+		record := func(code string, status records.RunStatus, gated bool) int64 {
+			t.Helper()
+			runs++
+			key := fmt.Sprintf("test:%d", runs)
+			b.Exec("INSERT INTO AUD_PIPELINES_RUN_LOG (PIPELINE_ID, STATUS, RUN_KEY) VALUES ($1, $2, $3)", ids[code], status, key)
+			var id int64
+			if err := db.QueryRowContext(context.Background(), "SELECT PIPELINE_RUN_ID FROM AUD_PIPELINES_RUN_LOG WHERE RUN_KEY = $1",
+				key).Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			if gated {
+				b.Exec(`INSERT INTO AUD_GATE_WAITS (PIPELINE_RUN_ID, FIRST_CHECK_AT, NEXT_CHECK_AT, LOOKS, WAIT_UNTIL)
+					VALUES ($1, $2, $2, 0, $2)`, id, now)
+			}
+			return id
+		}
+		end := func(id int64, status records.RunStatus) {
+			t.Helper()
+			b.Exec("UPDATE AUD_PIPELINES_RUN_LOG SET STATUS = $2, END_DATE = $3 WHERE PIPELINE_RUN_ID = $1", id, status, now)
+		}
+		queued := record("A", records.RunQueued, false)
+		running := record("B", records.RunInProgress, true)
+		end(record("C", records.RunInProgress, true), records.RunSuccess) // ended: its wait is not counted
+
+		opts := db.Options()
+		var q queries
+		opts.Observer = &q
+		m := New(Options{})
+		m.Watch(enginetest.OpenWith(t, opts), nil)
+		gauges := func(when string, wantQueued, wantRunning, wantWaits float64) {
+			t.Helper()
+			for name, want := range map[string]float64{"etl_craft_runs_queued": wantQueued,
+				"etl_craft_runs_in_progress": wantRunning, "etl_craft_gate_waits_open": wantWaits} {
+				if got := value(t, m, name); got != want {
+					t.Errorf("%s: %s = %v, want %v", when, name, got, want)
+				}
+			}
+		}
+		gauges("first read", 1, 1, 1)
+		if n := q.n.Load(); n != 5 {
+			t.Errorf("a first read and two later ones sent %d queries, want 5 (1 + 2 for the labels, 1, 1)", n)
+		}
+
+		end(running, records.RunFailed)
+		b.Exec("UPDATE AUD_PIPELINES_RUN_LOG SET STATUS = $2 WHERE PIPELINE_RUN_ID = $1", queued, records.RunInProgress)
+		record("C", records.RunQueued, true)
+		q.n.Store(0)
+		gauges("after changes", 1, 1, 1)
+		if n := q.n.Load(); n != 3 {
+			t.Errorf("three later reads sent %d queries, want 3", n)
+		}
+		if n := value(t, m, "etl_craft_runs_ended_total", "pipeline", "B", "status", string(records.RunFailed)); n != 1 {
+			t.Errorf("B: %v runs ended FAILED, want 1", n)
+		}
+		end(queued, records.RunSuccess)
+		gauges("after the queued run ended", 1, 0, 1)
+	})
 }

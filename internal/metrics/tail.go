@@ -1,9 +1,12 @@
 package metrics
 
 import (
+	"maps"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/etl-craft/etl-craft/internal/engine"
 )
 
 // Limits of a tail's gaps.
@@ -28,22 +31,19 @@ type tail struct {
 	gaps map[int64]time.Time // id → when it was first missed
 }
 
-// where returns the condition on the id column col selecting the rows not
-// read yet, with its arguments numbered from $1.
-func (t *tail) where(col string) (string, []any) {
-	args := []any{t.high}
-	if len(t.gaps) == 0 {
-		return col + " > $1", args
-	}
-	var in strings.Builder
-	for id := range t.gaps {
-		args = append(args, id)
-		if in.Len() > 0 {
-			in.WriteString(", ")
-		}
-		in.WriteString("$" + strconv.Itoa(len(args)))
-	}
-	return "(" + col + " > $1 OR " + col + " IN (" + in.String() + "))", args
+// where appends to args the arguments of the condition on the id column col
+// that selects the rows not read yet, and returns it.
+func (t *tail) where(db *engine.DB, args []any, col string) ([]any, string) {
+	args = append(args, t.high)
+	high := "$" + strconv.Itoa(len(args))
+	args, gaps := db.InIDs(args, col, slices.Collect(maps.Keys(t.gaps)))
+	return args, "(" + col + " > " + high + " OR " + gaps + ")"
+}
+
+// unread reports whether the row of id is one where selects.
+func (t *tail) unread(id int64) bool {
+	_, gap := t.gaps[id]
+	return id > t.high || gap
 }
 
 // read records the ids the condition of where selected, at now: the gaps

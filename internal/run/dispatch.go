@@ -187,6 +187,7 @@ func (d *dispatcher) supervise(ctx context.Context) (Outcome, error) {
 	ctx, sp := span.StartTrace(ctx, "run "+d.g.Pipeline.Code, span.String("etl_craft.pipeline", d.g.Pipeline.Code),
 		span.Int("etl_craft.pipeline_run_id", d.run.ID), span.String("etl_craft.trigger", d.run.TriggerKind))
 	defer sp.End()
+	defer hold(d.owner)()
 	out, err := d.dispatch(ctx)
 	sp.Set(span.String("etl_craft.status", out.Status))
 	switch {

@@ -64,6 +64,26 @@ func NewOwner() string {
 	return fmt.Sprintf("%s:%d:%s:%s", p.Host, p.PID, p.Start, hex.EncodeToString(b))
 }
 
+// held are the run leases this process's supervisors hold now, by owner
+// id. A reconciler of this process never releases one of them: its
+// supervisor is alive and renews it, however late an Engine DB it waits on
+// (another writer's lock, a machine short of CPU) makes the renewal.
+var held sync.Map
+
+// hold records that a supervisor of this process holds owner's run lease,
+// until the returned func is called.
+func hold(owner string) (drop func()) {
+	held.Store(owner, struct{}{})
+	return func() { held.Delete(owner) }
+}
+
+// holding reports whether a supervisor of this process holds owner's run
+// lease now.
+func holding(owner string) bool {
+	_, ok := held.Load(owner)
+	return ok
+}
+
 // errEnded is processStart's answer for a process that has ended but was not
 // yet reaped (a zombie).
 var errEnded = errors.New("the process has ended")

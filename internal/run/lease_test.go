@@ -264,3 +264,41 @@ func TestTwoReconcilersLoseEachAttemptOnce(t *testing.T) {
 		}
 	})
 }
+
+// The soak of issue 27 saw it: a server starved of CPU and of the SQLite
+// write lock renewed its run's lease after the lease had ended. Its own
+// reconciler then released the run from under its live supervisor, and the
+// late renewal failed, so the supervisor gave the run up and failed the
+// attempt it had just started ("the run was ended or taken over by another
+// process"). A run a supervisor of this process holds is never released by
+// this process's reconciler, and a late renewal of a run nobody took keeps
+// it; once the supervisor is gone, the ended lease is released as before.
+func TestALateRenewalKeepsARunNobodyTook(t *testing.T) {
+	t.Parallel()
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		l := newLedger(t, db)
+		s := l.supervisor()
+		expire := func() {
+			l.exec("UPDATE AUD_PIPELINES_RUN_LOG SET LEASE_EXPIRES_AT = $1 WHERE PIPELINE_RUN_ID = $2", l.db.TimeArg(time.Now().Add(-time.Minute)), l.run)
+		}
+		drop := hold(l.owner)
+		expire()
+		if rec, err := s.Reconcile(l.ctx(), Scope{}); err != nil || len(rec.Released) != 0 {
+			t.Fatalf("the reconciler released a run its own process supervises: %+v %v", rec, err)
+		}
+		if err := l.do(func(ctx context.Context, tx *wtx, now time.Time) error { return renewRun(ctx, tx, l.run, l.owner, now) }); err != nil {
+			t.Fatalf("a late renewal of a run nobody took: %v", err)
+		}
+		if got := l.nullString("SELECT OWNER_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", l.run); got.String != l.owner {
+			t.Fatalf("owner %q after the late renewal", got.String)
+		}
+		drop()
+		expire()
+		rec, err := s.Reconcile(l.ctx(), Scope{})
+		if err != nil || len(rec.Released) != 1 || rec.Released[0] != l.run {
+			t.Fatalf("the ended lease of a supervisor that is gone: %+v %v", rec, err)
+		}
+		wantCode(t, l.do(func(ctx context.Context, tx *wtx, now time.Time) error { return renewRun(ctx, tx, l.run, l.owner, now) }),
+			exit.StaleTransition, "found status IN-PROGRESS")
+	})
+}

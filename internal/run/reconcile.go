@@ -209,7 +209,8 @@ func (s *Supervisor) policyFor(ctx context.Context, graphs map[string]*pipeline.
 
 // releaseRuns releases the runs in scope whose supervisor's lease may be
 // taken (see takeable: its process is gone from this host, or the lease
-// expired) and that have no live attempt.
+// expired) and that have no live attempt, but never a run a supervisor of
+// this process holds (see held).
 func (s *Supervisor) releaseRuns(ctx context.Context, now time.Time, cond string, args []any) ([]int64, error) {
 	// The scope's task condition does not apply to runs.
 	if len(args) == 2 {
@@ -235,7 +236,7 @@ func (s *Supervisor) releaseRuns(ctx context.Context, now time.Time, cond string
 			return nil, exit.Wrap(exit.EngineDB, err, "could not read the runs to reconcile")
 		}
 		var ok bool
-		if h.before, ok = takeable(ownerProcess(h.owner), lease.Time, now, 0); ok {
+		if h.before, ok = takeable(ownerProcess(h.owner), lease.Time, now, 0); ok && !holding(h.owner) {
 			runs = append(runs, h)
 		}
 	}

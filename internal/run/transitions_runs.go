@@ -166,12 +166,16 @@ func takeRun(ctx context.Context, tx *wtx, id int64, owner string, now time.Time
 	return runCAS(ctx, tx, res, err, id, "supervise", "status "+RunInProgress+" with no owner")
 }
 
-// renewRun extends owner's live lease on an IN-PROGRESS run.
+// renewRun extends owner's lease on an IN-PROGRESS run. A lease that ended
+// and was not taken is renewed too: taking a run always changes OWNER_ID
+// (a release clears it, takeRun needs it clear), so the owner alone tells
+// whether the run is still owner's, and a renewal that came late (a starved
+// Engine DB) does not give up a run nobody else took.
 func renewRun(ctx context.Context, tx *wtx, id int64, owner string, now time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG SET LEASE_EXPIRES_AT = $3
-		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $4 AND OWNER_ID = $2 AND LEASE_EXPIRES_AT >= $5`,
-		id, owner, tx.TimeArg(now.Add(LeaseDuration)), RunInProgress, tx.TimeArg(now))
-	return runCAS(ctx, tx, res, err, id, "renew the lease", fmt.Sprintf("status %s owner='%s' with a live lease", RunInProgress, owner))
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $4 AND OWNER_ID = $2`,
+		id, owner, tx.TimeArg(now.Add(LeaseDuration)), RunInProgress)
+	return runCAS(ctx, tx, res, err, id, "renew the lease", fmt.Sprintf("status %s owner='%s'", RunInProgress, owner))
 }
 
 // releaseRun gives up owner's lease on a run that stays IN-PROGRESS, so the

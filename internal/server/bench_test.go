@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -91,9 +90,9 @@ func benchTick(b *testing.B, pair e2e.Pair, cloning bool) {
 	}
 	p := openBenchProject(b, pair, extra)
 	ctx := benchActor()
-	directCPU := cpuTime(b)
+	directCPU := e2e.CPUTime(b)
 	direct := directly(b, p)
-	directCPU = cpuTime(b) - directCPU
+	directCPU = e2e.CPUTime(b) - directCPU
 
 	// The pipelines are registered early in a minute, so that the server
 	// is running before their first tick, the next minute.
@@ -109,10 +108,10 @@ func benchTick(b *testing.B, pair e2e.Pair, cloning bool) {
 		b.Fatalf("the pipelines were registered too late in the minute: %s left before their tick", time.Until(at))
 	}
 	time.Sleep(time.Until(at))
-	before, cpu := p.DB.Counts(), cpuTime(b)
+	before, cpu := p.DB.Counts(), e2e.CPUTime(b)
 	waitCount(b, p.DB, benchPipelines, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE RUN_KEY = $1 AND STATUS = $2",
 		tick, records.RunSuccess)
-	counts, cpu := p.DB.Counts().Sub(before), cpuTime(b)-cpu
+	counts, cpu := p.DB.Counts().Sub(before), e2e.CPUTime(b)-cpu
 	var mirror time.Duration
 	if cloning {
 		mirror = waitMirror(b, p, tick, at)
@@ -346,15 +345,6 @@ func mirroredRuns(ctx context.Context, p *project.Project, tick string) (int, er
 		}
 	}
 	return n, rows.Err()
-}
-
-// cpuTime is the CPU time this process has used, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // tickMeasures are the durations of a tick's runs, each sorted.

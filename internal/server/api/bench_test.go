@@ -5,11 +5,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 	"github.com/etl-craft/etl-craft/internal/server/api"
@@ -72,60 +71,28 @@ func BenchmarkAPIReads(b *testing.B) {
 }
 
 // load sends b.N requests from benchClients clients, paced at benchRate a
-// second or as fast as they go, and reports rps, p50-ms and p99-ms.
+// second or as fast as they go (e2e.Load).
 func load(b *testing.B, base, token string, path func() string, paced bool) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchClients}}
-	latencies := make([]time.Duration, b.N)
-	var next sync.Mutex
-	sent := 0
-	var pace <-chan time.Time
+	rate := 0
 	if paced {
-		t := time.NewTicker(time.Second / benchRate)
-		defer t.Stop()
-		pace = t.C
+		rate = benchRate
 	}
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range benchClients {
-		wg.Go(func() {
-			for {
-				next.Lock()
-				i := sent
-				sent++
-				next.Unlock()
-				if i >= b.N {
-					return
-				}
-				if pace != nil {
-					<-pace
-				}
-				req, _ := http.NewRequest(http.MethodGet, base+api.Prefix+path(), nil)
-				req.Header.Set("Authorization", "Bearer "+token)
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				latencies[i] = time.Since(t0)
-				if res.StatusCode != http.StatusOK {
-					b.Errorf("%s: %d", req.URL.Path, res.StatusCode)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	slices.Sort(latencies)
-	at := func(q float64) float64 {
-		return float64(latencies[int(q*float64(len(latencies)-1))].Microseconds()) / 1000
-	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rps")
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
+	e2e.Load(b, benchClients, rate, func() error {
+		req, err := http.NewRequest(http.MethodGet, base+api.Prefix+path(), nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %d", req.URL.Path, res.StatusCode)
+		}
+		return nil
+	})
 }
