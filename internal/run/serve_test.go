@@ -18,9 +18,7 @@ import (
 // all end SUCCESS.
 func TestExecuteSharesThePool(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
-		f := newFixture(t, db)
-		f.opts.Pool = NewPool(2)
-		sup := f.supervisor()
+		f, sup := newServing(t, db, 2)
 		pipes := []string{"PA", "PB", "PC"}
 		ids := map[string]int64{}
 		for _, p := range pipes {
@@ -77,9 +75,7 @@ func TestExecuteSharesThePool(t *testing.T) {
 // IN-PROGRESS without an owner (exit 22).
 func TestExecuteWindsDown(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
-		f := newFixture(t, db)
-		f.opts.Pool = NewPool(1)
-		sup := f.supervisor()
+		f, sup := newServing(t, db, 1)
 		f.b.Pipeline("WD", "FULL")
 		f.task("WD", "x", "block")
 		f.task("WD", "y", "block")
@@ -127,9 +123,7 @@ func TestExecuteWindsDown(t *testing.T) {
 // run's end), one fewer than a take of its own.
 func TestExecuteTakesTheRunWithItsFirstAttempt(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
-		f := newFixture(t, db)
-		f.opts.Pool = NewPool(2)
-		sup := f.supervisor()
+		f, sup := newServing(t, db, 2)
 		runID := f.initRun(sup, "TK", "a", "succeed")
 		before := db.Counts()
 		f.executeOnce(sup, "TK", runID, "a")
@@ -137,6 +131,14 @@ func TestExecuteTakesTheRunWithItsFirstAttempt(t *testing.T) {
 			t.Fatalf("%d write transactions for a one-task run, want 3", n)
 		}
 	})
+}
+
+// newServing returns a fixture and its supervisor with a shared pool of
+// the workers, as a server's.
+func newServing(t *testing.T, db *engine.DB, workers int) (*fixture, *Supervisor) {
+	f := newFixture(t, db)
+	f.opts.Pool = NewPool(workers)
+	return f, f.supervisor()
 }
 
 // initRun registers a pipeline of one task of the behaviour and leaves a
@@ -172,9 +174,7 @@ func (f *fixture) executeOnce(sup *Supervisor, pipe string, runID int64, task st
 // attempt; the next Execute runs the task once.
 func TestExecuteInterruptedTakingTheRunLeavesItUntaken(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
-		f := newFixture(t, db)
-		f.opts.Pool = NewPool(1)
-		sup := f.supervisor()
+		f, sup := newServing(t, db, 1)
 		runID := f.initRun(sup, "TF", "a", "succeed")
 		t.Setenv(fault.Variable, "runner.after_take")
 		_, err := sup.Execute(f.ctx(), Request{PipelineCode: "TF", RunID: runID}, make(chan struct{}))
@@ -198,9 +198,7 @@ func TestExecuteInterruptedTakingTheRunLeavesItUntaken(t *testing.T) {
 // nothing starts, and Execute reports the stale take.
 func TestExecuteLeavesARunTakenWhileItWaited(t *testing.T) {
 	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
-		f := newFixture(t, db)
-		f.opts.Pool = NewPool(1)
-		sup := f.supervisor()
+		f, sup := newServing(t, db, 1)
 		hold := f.initRun(sup, "HOLD", "h", "block")
 		runID := f.initRun(sup, "TW", "a", "succeed")
 		held := make(chan Outcome, 1)
