@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/retention"
@@ -81,9 +82,9 @@ func BenchmarkPurge(b *testing.B) {
 					b.ReportMetric(elapsed.Seconds(), "purge-s")
 					b.ReportMetric(float64(res.Rows()), "rows")
 					b.ReportMetric(float64(res.Batches), "batches")
-					b.ReportMetric(p99(quiet).Seconds()*1000, "quiet-p99-ms")
-					b.ReportMetric(p99(busy).Seconds()*1000, "during-p99-ms")
-					b.ReportMetric(p99(busy).Seconds()/p99(quiet).Seconds(), "p99-ratio")
+					b.ReportMetric(e2e.Quantile(quiet, 0.99).Seconds()*1000, "quiet-p99-ms")
+					b.ReportMetric(e2e.Quantile(busy, 0.99).Seconds()*1000, "during-p99-ms")
+					b.ReportMetric(e2e.Quantile(busy, 0.99).Seconds()/e2e.Quantile(quiet, 0.99).Seconds(), "p99-ratio")
 					b.ReportMetric(float64(len(busy)), "tasks-during")
 				}
 			})
@@ -207,14 +208,4 @@ func taskLatencies(b *testing.B, db *engine.DB, latency [2]int64, done <-chan st
 		out = append(out, time.Since(start))
 	}
 	return out
-}
-
-// p99 is the 99th percentile of the durations.
-func p99(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[int(0.99*float64(len(s)-1))]
 }
