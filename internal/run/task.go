@@ -257,7 +257,7 @@ func queueOverrideIn(ctx context.Context, tx *wtx, g *pipeline.Graph, r runRow, 
 	}
 	if q.AttemptID == 0 {
 		var err error
-		if q, err = queueAttempt(ctx, tx, r.ID, t.ID, nil, time.Now()); err != nil {
+		if q, err = queueAttempt(ctx, tx, r.ID, t.ID, queueing{}, time.Now()); err != nil {
 			return q, err
 		}
 	}
