@@ -7,6 +7,14 @@
 # it, and stops it. Extra arguments go to `go test` (default -race ./...: every
 # test under the race detector).
 #
+# Real Apache Airflow, for the tests of internal/airflow: each version of
+# scripts/airflow/requirements-*.txt is installed (scripts/airflow/install.sh)
+# into a virtual environment of its own under the cache folder, once, in the
+# background while the other tests run; ETL_CRAFT_AIRFLOW names the folders
+# and the Airflow tests wait for them (set beforehand, it names installs made
+# elsewhere, and nothing is installed). Debian's redis-server is the Celery
+# executor's broker there.
+#
 # The server also takes SSL, with a certificate from a throwaway CA made at
 # start-up; role etl_craft_cert logs in over SSL with a client certificate
 # that CA signs (the key_file tests make one), every other login with a
@@ -41,9 +49,10 @@ need sqlite3 "the guard tests use its shell" command -v sqlite3
 need chromium "the catalog site's browser tests" command -v chromium
 # Scripts run with Debian's /usr/bin/python3, where its python3-* packages
 # install (a PATH may hold another python3 first).
-need python3 "ingestion scripts and the Airflow loader test" test -x /usr/bin/python3
+need python3 "ingestion scripts" test -x /usr/bin/python3
 need python3-sqlalchemy "the reference's scripts import its text()" /usr/bin/python3 -c 'import sqlalchemy'
-need python3-yaml "the Airflow loader reads the DAG descriptors" /usr/bin/python3 -c 'import yaml'
+need python3-venv "the Airflow tests' virtual environments" python3 -c 'import ensurepip'
+need redis-server "the Celery executor's broker in the Airflow tests" command -v redis-server
 need npm "installs Redocly CLI, which lints the served OpenAPI document" command -v npm
 need prometheus "a real Prometheus scrapes the server; promtool checks a scrape and the alert rules" sh -c 'command -v prometheus && command -v promtool'
 if [ ${#missing[@]} -gt 0 ]; then
@@ -71,6 +80,34 @@ if [ ! -x "$LINT_CACHE/node_modules/.bin/redocly" ]; then
 	fi
 fi
 [ -x "$LINT_CACHE/node_modules/.bin/redocly" ] && export ETL_CRAFT_REDOCLY="$LINT_CACHE/node_modules/.bin/redocly"
+
+# Each Airflow version, installed in the background when missing and the
+# tests to run may include internal/airflow (no arguments, a pattern
+# ending in ..., or a path naming it): a failed install leaves <folder>.failed naming its log, which
+# the tests print.
+# ETL_CRAFT_AIRFLOW set beforehand (folders holding an install, such as
+# one made by install.sh elsewhere) is used as it is, and nothing is installed.
+airflow_tested=false
+[ $# -eq 0 ] && airflow_tested=true
+for arg in "$@"; do
+	case "$arg" in *... | *airflow*) airflow_tested=true ;; esac
+done
+AIRFLOW_DIRS=()
+[ -n "${ETL_CRAFT_AIRFLOW:-}" ] && IFS=: read -r -a AIRFLOW_DIRS <<<"$ETL_CRAFT_AIRFLOW"
+for req in scripts/airflow/requirements-*.txt; do
+	[ -n "${ETL_CRAFT_AIRFLOW:-}" ] && break
+	version=${req#scripts/airflow/requirements-}
+	version=${version%.txt}
+	dir=$(scripts/airflow/install.sh --where "$version")
+	AIRFLOW_DIRS+=("$dir")
+	if $airflow_tested && [ ! -f "$dir/.etl-craft-installed" ]; then
+		log "installing Airflow $version into $dir in the background (log: $dir.log)"
+		mkdir -p "$(dirname "$dir")" && rm -f "$dir.failed"
+		(scripts/airflow/install.sh "$version" >"$dir.log" 2>&1 || echo "installing Airflow $version failed: see $dir.log" >"$dir.failed") &
+	fi
+done
+ETL_CRAFT_AIRFLOW=$(IFS=:; echo "${AIRFLOW_DIRS[*]}")
+export ETL_CRAFT_AIRFLOW
 
 free_port() {
 	local p

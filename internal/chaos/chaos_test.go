@@ -31,6 +31,7 @@ const (
 // faultPoints are the moments a server is killed at exactly
 // (ETL_CRAFT_FAULT=<point>:kill), besides the timed kills.
 var faultPoints = []string{
+	"runner.after_take",          // a server's run taken with its first attempt, not committed
 	"runner.after_bind",          // an attempt just bound, its work not started
 	"sql.before_commit",          // a SQL action's writes done, not committed
 	"sql.after_commit",           // committed in the warehouse, the outcome not recorded

@@ -328,41 +328,62 @@ func TestTheServerServesTheAPIAndRunsWhatItTriggers(t *testing.T) {
 func TestAServerKilledAdmittingRunsTogetherLeavesThemQueued(t *testing.T) {
 	t.Parallel()
 	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
-		p := newProject(t, kind, "")
-		p.OK("init-db")
-		const n = 5
-		start := time.Now().UTC().Format(time.DateOnly)
-		var sql strings.Builder
-		for i := range n {
-			code := fmt.Sprintf("ADMIT%d", i)
-			sql.WriteString(e2e.Pipeline(code, e2e.CreateTable("load", fmt.Sprintf("main.admit_%d", i), fmt.Sprintf("SELECT %d AS id", i))))
-		}
-		// One daily tick due at once for each, recorded in one transaction.
-		fmt.Fprintf(&sql, "UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 0 * * *', SCHEDULE_TIMEZONE = 'UTC', SCHEDULE_START_DATE = '%s';\n", start)
-		p.Register("0001_admit", sql.String())
-		db := p.DB()
-		d := p.StartServer("ETL_CRAFT_FAULT=admission.mid_batch:kill")
-		deadline := time.Now().Add(e2e.Patience)
-		for !d.Exited() {
-			if time.Now().After(deadline) {
-				d.Kill()
-				t.Fatalf("the server did not reach admission.mid_batch:\n%s", d.Stderr())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		d.Kill() // reaps it
-		if got := e2e.QueryRows(t, db, "SELECT STATUS, count(*) FROM AUD_PIPELINES_RUN_LOG GROUP BY STATUS"); fmt.Sprint(got) != fmt.Sprintf("[QUEUED %d]", n) ||
-			e2e.Count(t, db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS") != 0 {
-			t.Fatalf("runs after the kill: %q; want all %d QUEUED, no attempt\n%s", got, n, d.Stderr())
-		}
-
-		d = p.StartServer()
-		e2e.WaitFor(t, db, n, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'")
-		if code := d.Stop(); code != 0 {
-			t.Fatalf("the server exited %d:\n%s", code, d.Stderr())
-		}
-		if got := e2e.QueryRows(t, db, "SELECT STATUS, count(*) FROM AUD_TASK_ATTEMPTS GROUP BY STATUS"); fmt.Sprint(got) != fmt.Sprintf("[SUCCESS %d]", n) {
-			t.Fatalf("attempts %q, want one SUCCESS a run", got)
-		}
+		serverKilledAt(t, kind, "admission.mid_batch", "[QUEUED 5]")
 	})
+}
+
+// I33: a server killed (SIGKILL, fault runner.after_take:kill) inside the
+// transaction that takes a run and starts its first attempt leaves every
+// run IN-PROGRESS with no owner and no attempt, as taking the run in a
+// transaction of its own would have had it died before the take; the next
+// server takes them up at once and runs each once.
+func TestAServerKilledTakingARunWithItsAttemptLeavesItUntaken(t *testing.T) {
+	t.Parallel()
+	e2e.EachEngine(t, func(t *testing.T, kind engine.Kind) {
+		serverKilledAt(t, kind, "runner.after_take", "[IN-PROGRESS 5]")
+	})
+}
+
+// serverKilledAt registers five pipelines of one task, each with a daily
+// tick due at once, and runs a server killed at the fault point: the runs
+// must then have the statuses want (as "[STATUS count]"), no owner and no
+// attempt. A second server must run each once.
+func serverKilledAt(t *testing.T, kind engine.Kind, point, want string) {
+	p := newProject(t, kind, "")
+	p.OK("init-db")
+	const n = 5
+	start := time.Now().UTC().Format(time.DateOnly)
+	var sql strings.Builder
+	for i := range n {
+		code := fmt.Sprintf("KILL%d", i)
+		sql.WriteString(e2e.Pipeline(code, e2e.CreateTable("load", fmt.Sprintf("main.kill_%d", i), fmt.Sprintf("SELECT %d AS id", i))))
+	}
+	// One daily tick due at once for each, recorded in one transaction.
+	fmt.Fprintf(&sql, "UPDATE CFG_PIPELINES SET RUN_SCHEDULE = '0 0 * * *', SCHEDULE_TIMEZONE = 'UTC', SCHEDULE_START_DATE = '%s';\n", start)
+	p.Register("0001_kill", sql.String())
+	db := p.DB()
+	d := p.StartServer("ETL_CRAFT_FAULT=" + point + ":kill")
+	deadline := time.Now().Add(e2e.Patience)
+	for !d.Exited() {
+		if time.Now().After(deadline) {
+			d.Kill()
+			t.Fatalf("the server did not reach %s:\n%s", point, d.Stderr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d.Kill() // reaps it
+	if got := e2e.QueryRows(t, db, "SELECT STATUS, count(*) FROM AUD_PIPELINES_RUN_LOG GROUP BY STATUS"); fmt.Sprint(got) != want ||
+		e2e.Count(t, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE OWNER_ID IS NOT NULL") != 0 ||
+		e2e.Count(t, db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS") != 0 {
+		t.Fatalf("runs after the kill at %s: %q; want %s, no owner, no attempt\n%s", point, got, want, d.Stderr())
+	}
+
+	d = p.StartServer()
+	e2e.WaitFor(t, db, n, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS = 'SUCCESS'")
+	if code := d.Stop(); code != 0 {
+		t.Fatalf("the server exited %d:\n%s", code, d.Stderr())
+	}
+	if got := e2e.QueryRows(t, db, "SELECT STATUS, count(*) FROM AUD_TASK_ATTEMPTS GROUP BY STATUS"); fmt.Sprint(got) != fmt.Sprintf("[SUCCESS %d]", n) {
+		t.Fatalf("attempts %q, want one SUCCESS a run", got)
+	}
 }

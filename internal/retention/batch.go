@@ -26,6 +26,12 @@ type deleter struct {
 	kept int
 	// files counts the log files removed with their attempts.
 	files int64
+	// hold is how long a transaction holds the write lock, about, before
+	// its batch goes on in the next (0: a batch is one transaction); pace
+	// is how many rows the next transaction takes (0, at first: one
+	// piece).
+	hold time.Duration
+	pace int64
 }
 
 // done is what one batch deleted: rows per table, the keys' ranges, and
@@ -47,70 +53,107 @@ func (d *done) note(name string, key int64) {
 	d.spans[name] = [2]int64{min(s[0], key), max(s[1], key)}
 }
 
-// run deletes every batch in order, each in a transaction that is a
-// purge's (engine.ForPurge), then the log files of its attempts.
+// run deletes every batch in order, each in transactions that are a
+// purge's (engine.ForPurge), then the log files of its attempts. A batch
+// is one transaction, unless the deleter holds each for a time (hold): its
+// transactions then take whole pieces of it (pieces), as many as the time
+// allows, and pause after each as long as it held the write lock.
 func (d *deleter) run(ctx context.Context) error {
 	ctx = engine.ForPurge(ctx)
 	for i, b := range d.plan.batches {
-		var bd done
-		err := d.db.Tx(ctx, func(tx *engine.Tx) error {
-			bd = done{rows: map[string]int64{}, spans: map[string][2]int64{}}
-			var err error
-			if b.table != nil {
-				err = d.rows(ctx, tx, b.table.table, b.ids, &bd)
-			} else {
-				err = d.units(ctx, tx, b.runs, &bd)
+		parts, rows := b.pieces(d.plan)
+		for from, j := 0, 1; from < len(parts); j++ {
+			to, n := from, int64(0)
+			for to < len(parts) && (to == from || d.hold == 0 || n < d.pace) {
+				n += rows[to]
+				to++
 			}
+			held, err := d.part(ctx, joined(parts[from:to]), i, j)
 			if err != nil {
 				return err
 			}
-			if err := d.logRanges(ctx, tx, bd); err != nil {
-				return err
+			d.adapt(n, held)
+			from = to
+			if last := i+1 == len(d.plan.batches) && from == len(parts); !last && d.hold > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(held):
+				}
 			}
-			if err := fault.Point("retention.batch"); err != nil {
-				return err
-			}
-			return fault.Point("retention.batch." + strconv.Itoa(i+1))
-		})
-		if err != nil {
-			if exit.CodeOf(err) == exit.Unexpected {
-				err = exit.Wrap(exit.EngineDB, err, "could not delete batch %d of %d of the purge (the batches before it are deleted)", i+1, len(d.plan.batches))
-			}
-			return err
 		}
 		d.batches++
-		d.kept += bd.kept
-		for name, n := range bd.rows {
-			d.deleted[name] += n
-		}
-		if bd.kept > 0 {
-			d.log.Warn("runs came to be relied on after the purge planned them: they are kept", "runs", bd.kept, "batch", i+1)
-		}
-		if err := fault.Point("retention.after_batch"); err != nil {
-			return err
-		}
-		n, err := removeFiles(bd.files)
-		d.files += n
-		if err != nil {
-			return err
-		}
-		if i+1 < len(d.plan.batches) && d.db.Capabilities().SingleWriter {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(yieldAfterBatch):
-			}
-		}
 	}
 	return nil
 }
 
-// yieldAfterBatch is how long a purge of a SingleWriter Engine DB (SQLite)
-// waits after each batch: the longest sleep of SQLite's busy handler, so
-// that a writer of another process waiting for the write lock (a running
-// task's) takes it before the next batch does, and waits at most one batch.
-// Within the process, writers queue in order (engine's writer lock).
-const yieldAfterBatch = 100 * time.Millisecond
+// part deletes part of batch i (all of it, or a run of its pieces) in its
+// transaction j, and returns how long the transaction took.
+func (d *deleter) part(ctx context.Context, b batch, i, j int) (time.Duration, error) {
+	var bd done
+	var held time.Duration
+	err := d.db.Tx(ctx, func(tx *engine.Tx) error {
+		start := time.Now()
+		defer func() { held = time.Since(start) }()
+		bd = done{rows: map[string]int64{}, spans: map[string][2]int64{}}
+		var err error
+		if b.table != nil {
+			err = d.rows(ctx, tx, b.table.table, b.ids, &bd)
+		} else {
+			err = d.units(ctx, tx, b.runs, &bd)
+		}
+		if err != nil {
+			return err
+		}
+		if err := d.logRanges(ctx, tx, bd); err != nil {
+			return err
+		}
+		for _, point := range []string{"retention.batch", "retention.batch." + strconv.Itoa(i+1), "retention.batch." + strconv.Itoa(i+1) + "." + strconv.Itoa(j)} {
+			if err := fault.Point(point); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if exit.CodeOf(err) == exit.Unexpected {
+			err = exit.Wrap(exit.EngineDB, err, "could not delete batch %d of %d of the purge (the batches before it, and what of it was committed, stay deleted)", i+1, len(d.plan.batches))
+		}
+		return 0, err
+	}
+	d.kept += bd.kept
+	for name, n := range bd.rows {
+		d.deleted[name] += n
+	}
+	if bd.kept > 0 {
+		d.log.Warn("runs came to be relied on after the purge planned them: they are kept", "runs", bd.kept, "batch", i+1)
+	}
+	if err := fault.Point("retention.after_batch"); err != nil {
+		return 0, err
+	}
+	n, err := removeFiles(bd.files)
+	d.files += n
+	return held, err
+}
+
+// adapt sets how many rows the next transaction takes (pace), when the
+// deleter holds each for a time: as many as the last one's rate would
+// delete in that time, at most four times the last one's.
+func (d *deleter) adapt(rows int64, held time.Duration) {
+	if d.hold <= 0 {
+		return
+	}
+	next := int64(float64(rows) * float64(d.hold) / float64(max(held, time.Microsecond)))
+	d.pace = max(1, min(next, 4*rows))
+}
+
+// holdWriteLock is how long a transaction of a purge of a SingleWriter
+// Engine DB (SQLite) holds the write lock, about, before its batch goes on
+// in the next one: every other writer, a running task's, waits for it. The
+// pause after each transaction as long as it held the lock keeps the lock
+// free for writers of other processes, whose busy handler tries again
+// after sleeps of up to 100 ms, half of the time.
+const holdWriteLock = 10 * time.Millisecond
 
 // rows deletes rows of a table by id.
 func (d *deleter) rows(ctx context.Context, tx *engine.Tx, t table, ids []int64, bd *done) error {
@@ -137,27 +180,19 @@ func (d *deleter) units(ctx context.Context, tx *engine.Tx, runs []int64, bd *do
 		if !d.db.Capabilities().SingleWriter {
 			var a args
 			q := "SELECT PIPELINE_RUN_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID " + a.list(part) + " FOR UPDATE"
-			if err := d.query(ctx, tx, q, a, nil); err != nil {
+			if err := each(ctx, tx, q, a, nil); err != nil {
 				return err
 			}
 		}
-		var a args
-		list := a.list(part)
-		q := d.plan.rules.purgeable(&a, list)
-		err := d.query(ctx, tx, q, a, func(rows *sql.Rows) error {
-			var id int64
-			var end engine.Time
-			if err := rows.Scan(&id, &end); err != nil {
-				return err
-			}
-			going[id] = true
-			return nil
-		})
+		ok, err := d.plan.rules.purgeable(ctx, tx, part)
 		if err != nil {
 			return err
 		}
-		a = nil
-		list = a.list(part)
+		for id := range ok {
+			going[id] = true
+		}
+		var a args
+		list := a.list(part)
 		more, err := references(ctx, tx, list, a)
 		if err != nil {
 			return err
@@ -168,7 +203,7 @@ func (d *deleter) units(ctx context.Context, tx *engine.Tx, runs []int64, bd *do
 		for part := range slices.Chunk(runs, chunk) {
 			var a args
 			q := u.countsQuery(a.list(part))
-			err := d.query(ctx, tx, q, a, func(rows *sql.Rows) error {
+			err := each(ctx, tx, q, a, func(rows *sql.Rows) error {
 				var run, n int64
 				if err := rows.Scan(&run, &n); err != nil {
 					return err
@@ -219,7 +254,7 @@ func (d *deleter) delete(ctx context.Context, tx *engine.Tx, t table, file, wher
 	if file != "" {
 		returning += ", " + file
 	}
-	return d.query(ctx, tx, "DELETE FROM "+t.name+" WHERE "+where+" RETURNING "+returning, a, func(rows *sql.Rows) error {
+	return each(ctx, tx, "DELETE FROM "+t.name+" WHERE "+where+" RETURNING "+returning, a, func(rows *sql.Rows) error {
 		var key int64
 		var path sql.NullString
 		dest := []any{&key}
@@ -252,21 +287,4 @@ func (d *deleter) logRanges(ctx context.Context, tx *engine.Tx, bd done) error {
 		}
 	}
 	return nil
-}
-
-// query runs a query in tx and calls row (when set) with each row.
-func (d *deleter) query(ctx context.Context, tx *engine.Tx, q string, a args, row func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(ctx, q, a...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if row != nil {
-			if err := row(rows); err != nil {
-				return err
-			}
-		}
-	}
-	return rows.Err()
 }

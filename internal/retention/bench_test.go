@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/config"
+	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/pipeline/pipelinetest"
 	"github.com/etl-craft/etl-craft/internal/retention"
@@ -24,9 +25,9 @@ const (
 
 // BenchmarkPurge fills an Engine DB with ETL_CRAFT_BENCH_ATTEMPTS attempts
 // (default 1000000) with their task runs, runs and one AUD_ACTIONS row per
-// run, half of them 800 days old and half a day old (then ANALYZE), and
-// times one purge with the default retention (the old half goes), without
-// and with an archive. Meanwhile a one-task run's Engine DB work (its run,
+// run, half of them 800 days old and half a day old (then VACUUM and
+// ANALYZE), and times a dry run (the plan alone) and one purge with the
+// default retention (the old half goes), without and with an archive. Meanwhile a one-task run's Engine DB work (its run,
 // task run and attempt recorded, then ended: two transactions) runs in a
 // loop; its p99 latency is reported against the same work alone just
 // before the purge.
@@ -53,12 +54,17 @@ func BenchmarkPurge(b *testing.B) {
 					if archive {
 						opts.ArchiveDir = b.TempDir()
 					}
+					start := time.Now()
+					if _, err := retention.Purge(acting(), db, retention.Options{Policy: opts.Policy, DryRun: true}); err != nil {
+						b.Fatal(err)
+					}
+					plan := time.Since(start)
 					quiet := taskLatencies(b, db, latency, nil, 200)
 					done := make(chan struct{})
 					during := make(chan []time.Duration)
 					go func() { during <- taskLatencies(b, db, latency, done, 0) }()
 					b.StartTimer()
-					start := time.Now()
+					start = time.Now()
 					res, err := retention.Purge(acting(), db, opts)
 					elapsed := time.Since(start)
 					b.StopTimer()
@@ -72,12 +78,13 @@ func BenchmarkPurge(b *testing.B) {
 					})].Rows != want {
 						b.Fatalf("the purge deleted %+v, want %d attempts", res.Tables, want)
 					}
+					b.ReportMetric(plan.Seconds(), "dry-run-s")
 					b.ReportMetric(elapsed.Seconds(), "purge-s")
 					b.ReportMetric(float64(res.Rows()), "rows")
 					b.ReportMetric(float64(res.Batches), "batches")
-					b.ReportMetric(p99(quiet).Seconds()*1000, "quiet-p99-ms")
-					b.ReportMetric(p99(busy).Seconds()*1000, "during-p99-ms")
-					b.ReportMetric(p99(busy).Seconds()/p99(quiet).Seconds(), "p99-ratio")
+					b.ReportMetric(e2e.Quantile(quiet, 0.99).Seconds()*1000, "quiet-p99-ms")
+					b.ReportMetric(e2e.Quantile(busy, 0.99).Seconds()*1000, "during-p99-ms")
+					b.ReportMetric(e2e.Quantile(busy, 0.99).Seconds()/e2e.Quantile(quiet, 0.99).Seconds(), "p99-ratio")
 					b.ReportMetric(float64(len(busy)), "tasks-during")
 				}
 			})
@@ -94,7 +101,7 @@ func envOr(name, fallback string) string {
 
 // fillHistory writes the benchmark's history and returns the latency
 // pipeline and its task.
-func fillHistory(b *testing.B, db *engine.DB, attempts int) [2]int64 {
+func fillHistory(b testing.TB, db *engine.DB, attempts int) [2]int64 {
 	b.Helper()
 	ctx := acting()
 	bl := pipelinetest.New(b, db)
@@ -128,14 +135,21 @@ func fillHistory(b *testing.B, db *engine.DB, attempts int) [2]int64 {
 			SELECT `+first+` + s.i % `+strconv.Itoa(benchPipelines)+`, 'SUCCESS', 'manual:' || s.i, 'MANUAL', $3, $3, 'N' FROM s`,
 			half.from, half.to, half.at)
 	}
+	// Task runs in the order of their runs, as a task's runs come: the
+	// latest task run of a task is of its latest run.
 	exec(`INSERT INTO AUD_TASK_RUN_LOG (TASK_ID, PIPELINE_RUN_ID, STATUS, START_DATE, END_DATE)
-		SELECT t.TASK_ID, r.PIPELINE_RUN_ID, 'SUCCESS', r.START_DATE, r.END_DATE FROM AUD_PIPELINES_RUN_LOG r JOIN CFG_TASKS t ON t.PIPELINE_ID = r.PIPELINE_ID`)
+		SELECT t.TASK_ID, r.PIPELINE_RUN_ID, 'SUCCESS', r.START_DATE, r.END_DATE FROM AUD_PIPELINES_RUN_LOG r JOIN CFG_TASKS t ON t.PIPELINE_ID = r.PIPELINE_ID
+		ORDER BY r.PIPELINE_RUN_ID, t.TASK_ID`)
 	exec(`INSERT INTO AUD_TASK_ATTEMPTS (TASK_RUN_ID, ATTEMPT_NUMBER, STATUS, QUEUED_AT, ENDED_AT)
-		SELECT TASK_RUN_ID, 1, 'SUCCESS', START_DATE, END_DATE FROM AUD_TASK_RUN_LOG`)
+		SELECT TASK_RUN_ID, 1, 'SUCCESS', START_DATE, END_DATE FROM AUD_TASK_RUN_LOG ORDER BY TASK_RUN_ID`)
 	exec(`INSERT INTO AUD_ACTIONS (STARTED_AT, ENDED_AT, ACTOR, ACTOR_KIND, HOST, COMMAND, ARGUMENTS, PIPELINE_RUN_ID, OUTCOME)
 		SELECT END_DATE, END_DATE, 'bench', 'HUMAN', 'host', 'run', '{}', PIPELINE_RUN_ID, 'REQUESTED' FROM AUD_PIPELINES_RUN_LOG`)
 
-	// The planner's statistics, as a database that grew over time has them.
+	// Vacuumed (on PostgreSQL: the rows' visibility known, as autovacuum
+	// leaves a table that grew over time) and with the planner's statistics.
+	if err := db.Vacuum(ctx, retention.Tables()); err != nil {
+		b.Fatal(err)
+	}
 	if _, err := db.SQL().ExecContext(ctx, "ANALYZE"); err != nil {
 		b.Fatal(err)
 	}
@@ -194,14 +208,4 @@ func taskLatencies(b *testing.B, db *engine.DB, latency [2]int64, done <-chan st
 		out = append(out, time.Since(start))
 	}
 	return out
-}
-
-// p99 is the 99th percentile of the durations.
-func p99(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[int(0.99*float64(len(s)-1))]
 }

@@ -30,16 +30,20 @@ type purgeChild struct {
 	Policy          retention.Policy
 	Archive, LogDir string
 	BatchRows       int
+	Hold            time.Duration
 }
 
 func (c purgeChild) options() retention.Options {
-	return retention.Options{Policy: c.Policy, Now: c.Now, ArchiveDir: c.Archive, LogDir: c.LogDir, BatchRows: c.BatchRows}
+	return retention.Options{Policy: c.Policy, Now: c.Now, ArchiveDir: c.Archive, LogDir: c.LogDir, BatchRows: c.BatchRows, Hold: c.Hold}
 }
 
-// A purge killed in its third batch's transaction (kill -9: no cleanup)
-// leaves every run whole, with all its rows or none; the archive holds at
-// least every row deleted; and the next purge completes, leaving what the
-// rules keep.
+// A purge killed in a batch's transaction (kill -9: no cleanup) leaves
+// every run whole, with all its rows or none; the archive holds at least
+// every row deleted; and the next purge completes, leaving what the rules
+// keep. It is killed in its third batch; or between two transactions of
+// one batch (a batch whose transactions may each hold the write lock for
+// only a moment, here one group of runs each), after which the next purge
+// leaves what one transaction for the batch would have left.
 func TestAKilledPurgeLeavesWholeRunsAndTheNextCompletes(t *testing.T) {
 	t.Parallel()
 	if spec := os.Getenv(purgeChildVariable); spec != "" {
@@ -47,55 +51,69 @@ func TestAKilledPurgeLeavesWholeRunsAndTheNextCompletes(t *testing.T) {
 		return
 	}
 	for _, k := range enginetest.Kinds {
-		t.Run(string(k), func(t *testing.T) {
+		t.Run(string(k)+"/third batch", func(t *testing.T) {
 			t.Parallel()
-			seed := uint64(time.Now().UnixNano())
-			t.Logf("seed %d", seed)
-			db := pipelinetest.DB(t, k)
-			o := db.Options()
-			c := purgeChild{Engine: o.Kind, Path: o.Path, DSN: o.DSN, Schema: o.Schema, Now: time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC), Archive: t.TempDir(),
-				LogDir: t.TempDir(), BatchRows: 15,
+			killPurge(t, k, "retention.batch.3:kill", "", purgeChild{BatchRows: 15,
 				Policy: retention.Policy{retention.Runs: 10 * retention.Day, retention.Logs: 5 * retention.Day,
-					retention.Actions: 10 * retention.Day, retention.MetadataChanges: 10 * retention.Day}}
-			h := newHistory(t, db, seed, c.LogDir)
-			for range 40 {
-				c.Now = c.Now.Add(retention.Day)
-				h.day(c.Now)
-			}
-			before := read(t, db, c.LogDir)
-
-			spec, err := json.Marshal(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(os.Args[0], "-test.run", "^TestAKilledPurgeLeavesWholeRunsAndTheNextCompletes$")
-			cmd.Env = append(os.Environ(), purgeChildVariable+"="+string(spec), fault.Variable+"=retention.batch.3:kill")
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != fault.KilledStatus {
-				t.Fatalf("the child purge ended %v, want killed:\n%s", err, out)
-			}
-
-			mid := read(t, db, c.LogDir)
-			checkWhole(t, before, mid)
-			deleted := minus(before.keys(), mid.keys())
-			delete(deleted, "log files")
-			if len(deleted) == 0 {
-				t.Fatal("the two batches committed before the kill deleted nothing")
-			}
-			archived := archivedKeys(t, c.Archive)
-			for table, keys := range deleted {
-				if lost := minus(map[string][]string{table: keys}, archived); len(lost[table]) > 0 {
-					t.Errorf("%s: deleted but not archived: %v", table, lost[table])
-				}
-			}
-
-			if _, err := retention.Purge(acting(), db, c.options()); err != nil {
-				t.Fatalf("the purge after the kill: %v", err)
-			}
-			checkKept(t, "after the kill and the next purge", before, read(t, db, c.LogDir), c.Policy.Cutoffs(c.Now), c.LogDir)
+					retention.Actions: 10 * retention.Day, retention.MetadataChanges: 10 * retention.Day}})
+		})
+		t.Run(string(k)+"/inside a batch", func(t *testing.T) {
+			t.Parallel()
+			// Only runs go, all in batch 1: its third transaction is killed.
+			killPurge(t, k, "retention.batch.1.3:kill", "AUD_PIPELINES_RUN_LOG", purgeChild{BatchRows: 100_000, Hold: time.Nanosecond,
+				Policy: retention.Policy{retention.Runs: 10 * retention.Day, retention.Logs: 5 * retention.Day}})
 		})
 	}
+}
+
+// killPurge makes a history of 40 days on a new Engine DB of kind k, runs
+// c's purge in a child process that the fault point kills, and checks what it left: every run whole, rows gone (of table,
+// when set), each archived; then that the next purge leaves what the rules
+// keep.
+func killPurge(t *testing.T, k engine.Kind, point, table string, c purgeChild) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	db := pipelinetest.DB(t, k)
+	o := db.Options()
+	c.Engine, c.Path, c.DSN, c.Schema = o.Kind, o.Path, o.DSN, o.Schema
+	c.Now, c.Archive, c.LogDir = time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC), t.TempDir(), t.TempDir()
+	h := newHistory(t, db, seed, c.LogDir)
+	for range 40 {
+		c.Now = c.Now.Add(retention.Day)
+		h.day(c.Now)
+	}
+	before := read(t, db, c.LogDir)
+
+	spec, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestAKilledPurgeLeavesWholeRunsAndTheNextCompletes$")
+	cmd.Env = append(os.Environ(), purgeChildVariable+"="+string(spec), fault.Variable+"="+point)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != fault.KilledStatus {
+		t.Fatalf("the child purge ended %v, want killed at %s:\n%s", err, point, out)
+	}
+
+	mid := read(t, db, c.LogDir)
+	checkWhole(t, before, mid)
+	deleted := minus(before.keys(), mid.keys())
+	delete(deleted, "log files")
+	if len(deleted) == 0 || table != "" && len(deleted[table]) == 0 {
+		t.Fatalf("the transactions committed before the kill deleted %v, want rows of %q", deleted, table)
+	}
+	archived := archivedKeys(t, c.Archive)
+	for table, keys := range deleted {
+		if lost := minus(map[string][]string{table: keys}, archived); len(lost[table]) > 0 {
+			t.Errorf("%s: deleted but not archived: %v", table, lost[table])
+		}
+	}
+
+	if _, err := retention.Purge(acting(), db, c.options()); err != nil {
+		t.Fatalf("the purge after the kill: %v", err)
+	}
+	checkKept(t, "after the kill and the next purge", before, read(t, db, c.LogDir), c.Policy.Cutoffs(c.Now), c.LogDir)
 }
 
 // checkWhole fails unless each run of before is in after with every row of

@@ -24,12 +24,53 @@ type plan struct {
 	units map[int64][]int64
 }
 
-// batch is one transaction's deletions: the units of runs, or the rows of
-// one standalone table by id.
+// batch is one batch's deletions, in one transaction or in several that
+// each take whole pieces of it (deleter.run): the units of runs, or the
+// rows of one standalone table by id.
 type batch struct {
-	runs  []int64
+	runs []int64
+	// sizes are how many runs of runs each group of runs referring to each
+	// other has, in order: a transaction deletes a group whole.
+	sizes []int
 	table *standalone
 	ids   []int64
+}
+
+// pieces splits the batch into the smallest parts a transaction takes
+// whole, a group of runs or a row, and returns them with their rows.
+func (b batch) pieces(p *plan) ([]batch, []int64) {
+	var parts []batch
+	var rows []int64
+	if b.table != nil {
+		for k := range b.ids {
+			parts, rows = append(parts, batch{table: b.table, ids: b.ids[k : k+1]}), append(rows, 1)
+		}
+		return parts, rows
+	}
+	at := 0
+	for _, n := range b.sizes {
+		g := b.runs[at : at+n]
+		at += n
+		var r int64
+		for _, id := range g {
+			for _, c := range p.units[id] {
+				r += c
+			}
+		}
+		parts, rows = append(parts, batch{runs: g, sizes: []int{n}}), append(rows, r)
+	}
+	return parts, rows
+}
+
+// joined is the batch of the parts (pieces of one batch), in order.
+func joined(parts []batch) batch {
+	out := batch{table: parts[0].table}
+	for _, b := range parts {
+		out.runs = append(out.runs, b.runs...)
+		out.sizes = append(out.sizes, b.sizes...)
+		out.ids = append(out.ids, b.ids...)
+	}
+	return out
 }
 
 // chunk is how many ids one statement binds.
@@ -104,29 +145,12 @@ func (p *plan) make(ctx context.Context, batchRows int) error {
 // and not referred to by a row that stays; in batches of whole units,
 // runs referring to each other together, oldest first.
 func (p *plan) runs(ctx context.Context, batchRows int) ([]batch, error) {
-	var a args
-	rows, err := p.snap.QueryContext(ctx, p.rules.purgeable(&a, ""), a...)
+	ended, err := p.rules.purgeable(ctx, p.snap, nil)
 	if err != nil {
 		return nil, err
 	}
-	ended := map[int64]time.Time{}
-	for rows.Next() {
-		var id int64
-		var end engine.Time
-		if err := rows.Scan(&id, &end); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ended[id] = end.Time
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	old := func(a *args) string {
-		return "IN (SELECT r.PIPELINE_RUN_ID FROM AUD_PIPELINES_RUN_LOG r WHERE " + oldRuns(a, p.db.TimeArg(p.rules.cutoffs[Runs])) + ")"
-	}
-	a = nil
+	old := func(a *args) string { return p.rules.oldRunIDs(a, "") }
+	var a args
 	runs := old(&a)
 	refs, err := references(ctx, p.snap, runs, a)
 	if err != nil {
@@ -150,6 +174,7 @@ func (p *plan) runs(ctx context.Context, batchRows int) ([]batch, error) {
 	var rows64 int64
 	for _, c := range components(ended, refs) {
 		cur.runs = append(cur.runs, c...)
+		cur.sizes = append(cur.sizes, len(c))
 		for _, id := range c {
 			for _, n := range p.units[id] {
 				rows64 += n
@@ -167,9 +192,7 @@ func (p *plan) runs(ctx context.Context, batchRows int) ([]batch, error) {
 
 // count adds to units the rows per run that q (a countsQuery) selects for
 // unit table i, of the runs in keep.
-func (p *plan) count(ctx context.Context, q interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, query string, a args, i int, keep map[int64]time.Time) error {
+func (p *plan) count(ctx context.Context, q querier, query string, a args, i int, keep map[int64]time.Time) error {
 	rows, err := q.QueryContext(ctx, query, a...)
 	if err != nil {
 		return err
@@ -195,9 +218,7 @@ func (p *plan) count(ctx context.Context, q interface {
 type reference struct{ owner, to int64 }
 
 // references reads the references to the runs satisfying runs.
-func references(ctx context.Context, q interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, runs string, a args) ([]reference, error) {
+func references(ctx context.Context, q querier, runs string, a args) ([]reference, error) {
 	rows, err := q.QueryContext(ctx, referencesQuery(runs), a...)
 	if err != nil {
 		return nil, err

@@ -114,6 +114,11 @@ type Options struct {
 	Vacuum bool
 	// BatchRows overrides BatchRows (tests); zero means BatchRows.
 	BatchRows int
+	// Hold overrides how long a transaction holds the write lock, about,
+	// before its batch goes on in the next one (tests); zero means 10 ms on
+	// a SingleWriter Engine DB (SQLite), where every other writer waits for
+	// it, and a transaction per batch on others.
+	Hold time.Duration
 	// Request is the purge's request, recorded in AUD_ACTIONS with the
 	// purge's plan before the first deletion; its Command is "purge" when
 	// empty.
@@ -237,7 +242,7 @@ func Purge(ctx context.Context, db *engine.DB, opts Options) (Result, error) {
 	if err := record(ctx, db, opts, res, planned); err != nil {
 		return res, err
 	}
-	d := deleter{db: db, plan: p, log: log, deleted: map[string]int64{}}
+	d := deleter{db: db, plan: p, log: log, deleted: map[string]int64{}, hold: opts.hold(db)}
 	err = d.run(ctx)
 	res.Tables, res.Batches, res.Kept, res.LogFiles = tablesOf(d.deleted, archived), d.batches, d.kept, d.files
 	if err != nil {
@@ -257,6 +262,15 @@ func Purge(ctx context.Context, db *engine.DB, opts Options) (Result, error) {
 	log.Info(res.Summary(),
 		"purge_id", res.ID, "rows", res.Rows(), "batches", res.Batches, "log_files", res.LogFiles, "kept_runs", res.Kept)
 	return res, nil
+}
+
+// hold is how long a transaction of the purge holds the write lock, about
+// (deleter.hold).
+func (o Options) hold(db *engine.DB) time.Duration {
+	if o.Hold > 0 || !db.Capabilities().SingleWriter {
+		return o.Hold
+	}
+	return holdWriteLock
 }
 
 func (o Options) batchRows() int {

@@ -1,6 +1,8 @@
 package retention
 
 import (
+	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 	"time"
@@ -141,31 +143,61 @@ func (r rules) bind(a *args, k Kind) string {
 	return a.add(r.db.TimeArg(at))
 }
 
-// protected is the condition on a run r that it must stay, whatever its
-// age: it is its pipeline's latest ended run (also among the runs that are
-// no backfills), or its latest scheduled run (from which the schedule
-// plans); it holds a task's latest ended task run; a kept intervention or
-// action names it; a business rule's flag of it is still active; or it
-// made the latest consumption of a dependency (what the dependency consumed
-// last, which the run it consumed stays for, as every run a staying row
-// refers to does: see referencesQuery).
-func (r rules) protected(a *args) string {
-	conds := []string{
-		latestEnded,
-		"(r.BACKFILL = 'N' AND NOT EXISTS (SELECT 1 FROM AUD_PIPELINES_RUN_LOG n WHERE n.PIPELINE_ID = r.PIPELINE_ID AND n.PIPELINE_RUN_ID > r.PIPELINE_RUN_ID AND " +
-			"n.STATUS IN (" + records.SQLEndedRuns + ") AND n.BACKFILL = 'N'))",
-		"(r.TRIGGER_KIND = " + records.SQL(records.TriggerSchedule) + " AND NOT EXISTS (SELECT 1 FROM AUD_PIPELINES_RUN_LOG n WHERE n.PIPELINE_ID = r.PIPELINE_ID" +
-			" AND n.TRIGGER_KIND = " + records.SQL(records.TriggerSchedule) + " AND n.RUN_KEY > r.RUN_KEY))",
-		"(r.BACKFILL = 'N' AND EXISTS (SELECT 1 FROM AUD_TASK_RUN_LOG t WHERE t.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID AND t.STATUS IN (" + records.SQLEndedTasks + ")" +
-			" AND NOT EXISTS (SELECT 1 FROM AUD_TASK_RUN_LOG n JOIN AUD_PIPELINES_RUN_LOG nr ON nr.PIPELINE_RUN_ID = n.PIPELINE_RUN_ID" +
-			" WHERE n.TASK_ID = t.TASK_ID AND n.TASK_RUN_ID > t.TASK_RUN_ID AND n.STATUS IN (" + records.SQLEndedTasks + ") AND nr.BACKFILL = 'N')))",
-		"EXISTS (SELECT 1 FROM AUD_RUN_INTERVENTIONS i WHERE i.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID AND NOT " + scheduleNote + r.since(a, Interventions, "i.REQUESTED_AT") + ")",
-		"EXISTS (SELECT 1 FROM AUD_ACTIONS x WHERE x.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID" + r.since(a, Actions, "x.STARTED_AT") + ")",
-		"EXISTS (SELECT 1 FROM AUD_BUSINESS_RULES_RESULTS f JOIN AUD_BUSINESS_RULES_RUN_LOG fr ON fr.BUSINESS_RULE_RUN_ID = f.BUSINESS_RULE_RUN_ID" +
-			" JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = fr.TASK_RUN_ID WHERE t.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID AND f.ACTIVE_FLAG = 'Y')",
-		"EXISTS (SELECT 1 FROM AUD_DEPENDENCY_CONSUMPTION c WHERE c.PIPELINE_RUN_ID = r.PIPELINE_RUN_ID AND " + latestConsumption + ")",
+// protections selects, each in its own query, the runs among those whose
+// ids satisfy runs ("IN (…)") that must stay, whatever their age: a run
+// that is its pipeline's latest ended run (also among the runs that are no
+// backfills), or its latest scheduled run (from which the schedule plans);
+// one that holds a task's latest ended task run; one a kept intervention or
+// action names; one a business rule's flag of which is still active; one
+// that made the latest consumption of a dependency (what the dependency
+// consumed last, which the run it consumed stays for, as every run a
+// staying row refers to does: see referencesQuery). A query may select
+// other runs too, and NULLs.
+//
+// Each is a set query, not a condition on each run: the "latest" of a
+// pipeline, task or dependency is looked up once per pipeline, task or
+// dependency of the runs (an index probe each), so that planning a purge of
+// hundreds of thousands of runs reads each table about once, and a batch's
+// check of its runs reads only theirs.
+func (r rules) protections() []func(a *args, runs string) string {
+	return []func(a *args, runs string) string{
+		func(_ *args, runs string) string { return latestRun("l.STATUS IN ("+records.SQLEndedRuns+")", runs) },
+		func(_ *args, runs string) string {
+			return latestRun("l.STATUS IN ("+records.SQLEndedRuns+") AND l.BACKFILL = 'N'", runs)
+		},
+		func(_ *args, runs string) string {
+			return "SELECT n.PIPELINE_RUN_ID FROM AUD_PIPELINES_RUN_LOG n WHERE n.TRIGGER_KIND = " + records.SQL(records.TriggerSchedule) +
+				" AND (n.PIPELINE_ID, n.RUN_KEY) IN (SELECT p.PIPELINE_ID, (SELECT max(l.RUN_KEY) FROM AUD_PIPELINES_RUN_LOG l" +
+				" WHERE l.PIPELINE_ID = p.PIPELINE_ID AND l.TRIGGER_KIND = " + records.SQL(records.TriggerSchedule) + ")" +
+				" FROM (SELECT DISTINCT PIPELINE_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID " + runs + ") p)"
+		},
+		func(_ *args, runs string) string {
+			return "SELECT t.PIPELINE_RUN_ID FROM AUD_TASK_RUN_LOG t WHERE t.TASK_RUN_ID IN (SELECT (SELECT l.TASK_RUN_ID FROM AUD_TASK_RUN_LOG l" +
+				" JOIN AUD_PIPELINES_RUN_LOG lr ON lr.PIPELINE_RUN_ID = l.PIPELINE_RUN_ID WHERE l.TASK_ID = k.TASK_ID" +
+				" AND l.STATUS IN (" + records.SQLEndedTasks + ") AND lr.BACKFILL = 'N' ORDER BY l.TASK_RUN_ID DESC LIMIT 1)" +
+				" FROM (SELECT DISTINCT TASK_ID FROM AUD_TASK_RUN_LOG WHERE PIPELINE_RUN_ID " + runs + ") k)"
+		},
+		func(a *args, runs string) string {
+			return "SELECT i.PIPELINE_RUN_ID FROM AUD_RUN_INTERVENTIONS i WHERE i.PIPELINE_RUN_ID " + runs + " AND NOT " + scheduleNote + r.since(a, Interventions, "i.REQUESTED_AT")
+		},
+		func(a *args, runs string) string {
+			return "SELECT x.PIPELINE_RUN_ID FROM AUD_ACTIONS x WHERE x.PIPELINE_RUN_ID " + runs + r.since(a, Actions, "x.STARTED_AT")
+		},
+		func(_ *args, runs string) string {
+			return "SELECT t.PIPELINE_RUN_ID FROM AUD_BUSINESS_RULES_RESULTS f JOIN AUD_BUSINESS_RULES_RUN_LOG fr ON fr.BUSINESS_RULE_RUN_ID = f.BUSINESS_RULE_RUN_ID" +
+				" JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = fr.TASK_RUN_ID WHERE t.PIPELINE_RUN_ID " + runs + " AND f.ACTIVE_FLAG = 'Y'"
+		},
+		func(_ *args, runs string) string {
+			return "SELECT c.PIPELINE_RUN_ID FROM AUD_DEPENDENCY_CONSUMPTION c WHERE c.PIPELINE_RUN_ID " + runs + " AND " + latestConsumption
+		},
 	}
-	return "(" + strings.Join(conds, "\n OR ") + ")"
+}
+
+// latestRun selects, for each pipeline of the runs whose ids satisfy runs,
+// its latest run (by id) satisfying cond on l; NULL for a pipeline with none.
+func latestRun(cond, runs string) string {
+	return "SELECT (SELECT l.PIPELINE_RUN_ID FROM AUD_PIPELINES_RUN_LOG l WHERE l.PIPELINE_ID = p.PIPELINE_ID AND " + cond +
+		" ORDER BY l.PIPELINE_RUN_ID DESC LIMIT 1) FROM (SELECT DISTINCT PIPELINE_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID " + runs + ") p"
 }
 
 // latestEnded is the condition on a run r that no later run of its
@@ -190,15 +222,81 @@ const latestConsumption = "NOT EXISTS (SELECT 1 FROM AUD_DEPENDENCY_CONSUMPTION 
 	" AND NOT EXISTS (SELECT 1 FROM AUD_DEPENDENCY_CONSUMPTION n" +
 	" WHERE n.TASK_DEPENDENCY_ID = c.TASK_DEPENDENCY_ID AND n.CONSUMPTION_ID > c.CONSUMPTION_ID)"
 
-// purgeable selects the id and end of every run that may go, among those
-// whose id satisfies runs ("" for every run): ended before the runs'
-// cut-off, and not protected; oldest first.
-func (r rules) purgeable(a *args, runs string) string {
-	q := "SELECT r.PIPELINE_RUN_ID, r.END_DATE FROM AUD_PIPELINES_RUN_LOG r WHERE "
+// oldRunIDs is the condition "IN (…)" on a run id that it is of a run ended
+// before the runs' cut-off, among those whose ids satisfy runs ("" for
+// every run).
+func (r rules) oldRunIDs(a *args, runs string) string {
+	q := "IN (SELECT r.PIPELINE_RUN_ID FROM AUD_PIPELINES_RUN_LOG r WHERE "
 	if runs != "" {
 		q += "r.PIPELINE_RUN_ID " + runs + " AND "
 	}
-	return q + oldRuns(a, r.db.TimeArg(r.cutoffs[Runs])) + " AND NOT " + r.protected(a) + " ORDER BY r.END_DATE, r.PIPELINE_RUN_ID"
+	return q + oldRuns(a, r.db.TimeArg(r.cutoffs[Runs])) + ")"
+}
+
+// purgeable returns the id and end of every run that may go, among the
+// runs ids (nil: every run): ended before the runs' cut-off, and not
+// protected. It reads the old runs, then the protected ones among them (a
+// query per protection), and takes the second from the first.
+func (r rules) purgeable(ctx context.Context, q querier, ids []int64) (map[int64]time.Time, error) {
+	old := func(a *args) string {
+		list := ""
+		if ids != nil {
+			list = a.list(ids)
+		}
+		return r.oldRunIDs(a, list)
+	}
+	var a args
+	out := map[int64]time.Time{}
+	err := each(ctx, q, "SELECT r.PIPELINE_RUN_ID, r.END_DATE FROM AUD_PIPELINES_RUN_LOG r WHERE r.PIPELINE_RUN_ID "+old(&a), a, func(rows *sql.Rows) error {
+		var id int64
+		var end engine.Time
+		if err := rows.Scan(&id, &end); err != nil {
+			return err
+		}
+		out[id] = end.Time
+		return nil
+	})
+	if err != nil || len(out) == 0 {
+		return out, err
+	}
+	for _, protection := range r.protections() {
+		var a args
+		query := protection(&a, old(&a))
+		err := each(ctx, q, query, a, func(rows *sql.Rows) error {
+			var id sql.NullInt64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			delete(out, id.Int64)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// querier is what a query runs in: a snapshot or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// each runs a query and calls row (when set) with each of its rows.
+func each(ctx context.Context, q querier, query string, a args, row func(*sql.Rows) error) error {
+	rows, err := q.QueryContext(ctx, query, a...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if row != nil {
+			if err := row(rows); err != nil {
+				return err
+			}
+		}
+	}
+	return rows.Err()
 }
 
 // referencesQuery selects the references a gate decision or a consumption

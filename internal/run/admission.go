@@ -68,7 +68,7 @@ func AdmitRuns(ctx context.Context, db *engine.DB, runs []QueuedRun) ([]int64, e
 }
 
 // admitTogether admits the runs of unpaused pipelines in one transaction,
-// and returns them.
+// with one statement (startRuns), and returns them.
 func admitTogether(ctx context.Context, db *engine.DB, runs []QueuedRun) ([]int64, error) {
 	var out []int64
 	err := inTx(ctx, db, func(tx *wtx) error {
@@ -77,23 +77,22 @@ func admitTogether(ctx context.Context, db *engine.DB, runs []QueuedRun) ([]int6
 		if err != nil {
 			return err
 		}
-		now := time.Now()
-		for i, r := range runs {
-			if paused[r.PipelineID] {
-				continue
+		for _, r := range runs {
+			if !paused[r.PipelineID] {
+				out = append(out, r.RunID)
 			}
-			if i > 0 {
-				// Some runs of the batch are admitted, not committed.
-				if err := fault.Point("admission.mid_batch"); err != nil {
-					return err
-				}
-			}
-			if err := admitRun(ctx, tx, r.PipelineID, r.RunID, "", now); err != nil {
-				return err
-			}
-			out = append(out, r.RunID)
 		}
-		return nil
+		if len(out) == 0 {
+			return nil
+		}
+		if err := startRuns(ctx, tx, out, time.Now()); err != nil {
+			return err
+		}
+		// The batch's runs are admitted, not committed.
+		if err := fault.Point("admission.mid_batch"); err != nil {
+			return err
+		}
+		return tx.Notify(ctx, engine.EventQueued) // once for the batch
 	})
 	if err != nil {
 		return nil, err

@@ -60,6 +60,11 @@ type slot struct {
 	// ready is when the dispatcher found the task ready with a free slot
 	// of its run; zero outside a run's dispatch.
 	ready time.Time
+	// take, when set, is the owner that takes the run, IN-PROGRESS with no
+	// owner, in the transaction that starts the attempt; took is called
+	// once that transaction committed (see dispatcher.untaken).
+	take string
+	took func()
 }
 
 // result is what became of an attempt.
@@ -86,6 +91,9 @@ type result struct {
 	// one.
 	unbound bool
 	queued  queued
+	// notTaken says err came from taking the run (slot.take): another
+	// process took or ended it.
+	notTaken bool
 }
 
 // execute binds, runs and records one attempt in this goroutine. ctx ends
@@ -100,31 +108,45 @@ func (s *Supervisor) execute(ctx context.Context, sl slot) result {
 	owner := NewOwner()
 	q := sl.queued
 	var path string
+	notTaken := false
 	// The work starts in this goroutine as soon as the attempt is bound:
-	// claiming and starting it commit together.
+	// claiming and starting it commit together, with the take of the run
+	// when the slot takes it.
 	err := inTx(rctx, s.opts.DB, func(tx *wtx) error {
 		now := time.Now()
-		if q.AttemptID == 0 {
-			if !sl.force && !sl.again {
-				// An operator may have marked the task meanwhile.
-				if err := unsettledTask(rctx, tx, sl.run.ID, sl.task.ID); err != nil {
-					return err
-				}
-			}
-			var err error
-			if q, err = queueAttempt(rctx, tx, sl.run.ID, sl.task.ID, nil, now); err != nil {
+		if sl.take != "" {
+			if err := takeRun(rctx, tx, sl.run.ID, sl.take, now); err != nil {
+				notTaken = true
 				return err
 			}
+			// The run is taken, its attempt not queued yet.
+			if err := fault.Point("runner.after_take"); err != nil {
+				return err
+			}
+		}
+		pathOf := func(number int) string {
+			path = logPath(s.opts.LogDir, sl.g.Pipeline.Code, sl.run.ID, sl.task.Code, number)
+			return path
+		}
+		if q.AttemptID == 0 {
+			// A new attempt is inserted RUNNING; an operator may have
+			// marked the task meanwhile.
+			how := queueing{unsettled: !sl.force && !sl.again, locked: sl.take != "", start: &starting{owner: owner, logPath: pathOf}}
+			var err error
+			q, err = queueAttempt(rctx, tx, sl.run.ID, sl.task.ID, how, now)
+			return err
 		}
 		if err := claimAttempt(rctx, tx, q.AttemptID, owner, now); err != nil {
 			return err
 		}
-		path = logPath(s.opts.LogDir, sl.g.Pipeline.Code, sl.run.ID, sl.task.Code, q.Number)
-		return startAttempt(rctx, tx, q.AttemptID, owner, path, now)
+		return startAttempt(rctx, tx, q.AttemptID, owner, pathOf(q.Number), now)
 	})
 	if err != nil {
-		res.err, res.unbound, res.queued = err, true, sl.queued
+		res.err, res.unbound, res.queued, res.notTaken = err, true, sl.queued, notTaken
 		return res
+	}
+	if sl.took != nil {
+		sl.took()
 	}
 	if o := s.opts.Observer; o != nil && !sl.ready.IsZero() {
 		o.Dispatched(sl.task.Handler, time.Since(sl.ready))
@@ -448,7 +470,7 @@ func queueRetry(ctx context.Context, tx *wtx, runID, taskID int64, failed queued
 		return nil, time.Time{}, exit.Wrap(exit.EngineDB, err, "could not read pipeline_run_id=%d", runID)
 	}
 	due := now.Add(p.RetryDelay(used + 1))
-	next, err := queueAttempt(ctx, tx, runID, taskID, &due, now)
+	next, err := queueAttempt(ctx, tx, runID, taskID, queueing{notBefore: &due}, now)
 	if err != nil {
 		return nil, time.Time{}, err
 	}

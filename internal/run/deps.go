@@ -54,10 +54,7 @@ func (s *Supervisor) admitTask(ctx context.Context, r runRow, t *pipeline.Task, 
 			a.nextCheck = o.NextCheckAt
 			return nil
 		case o.Pass:
-			if err := unsettledTask(ctx, tx, r.ID, t.ID); err != nil {
-				return err
-			}
-			if a.queued, err = queueAttempt(ctx, tx, r.ID, t.ID, nil, time.Now()); err != nil {
+			if a.queued, err = queueAttempt(ctx, tx, r.ID, t.ID, queueing{unsettled: true}, time.Now()); err != nil {
 				return err
 			}
 			if err := gate.Record(ctx, tx.Tx, r.ID, a.queued.AttemptID, o.Decisions); err != nil {

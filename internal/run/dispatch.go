@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/exit"
@@ -96,6 +97,17 @@ type dispatcher struct {
 	// unavailable is set when a step found the Engine DB unavailable: the
 	// loop waits outageRetry before it tries again (see outage).
 	unavailable bool
+	// untaken is set while the run, IN-PROGRESS with no owner, is not yet
+	// this supervisor's: a server binds its run without a write, and the
+	// run's first attempt takes it in the transaction that starts it (one
+	// write transaction fewer a run). Meanwhile nothing else starts
+	// (taking is that attempt's task), a step that writes anything else
+	// first takes the run on its own (hold), and there is no lease to
+	// renew or release. The attempt's goroutine clears it and wakes the
+	// loop (took).
+	untaken atomic.Bool
+	taking  *task
+	took    chan struct{}
 }
 
 // checkEvery is how often a running supervisor checks that its run is
@@ -134,7 +146,8 @@ func (s *Supervisor) runPipeline(ctx context.Context, req Request, wind <-chan s
 	}
 	owner := NewOwner()
 	bctx, stopWait := windContext(ctx, wind)
-	b, err := s.bindRun(bctx, g, start{req: req, owner: owner, gated: !req.Force, kind: TriggerManual, key: req.RunKey, date: req.RunDate})
+	b, err := s.bindRun(bctx, g, start{req: req, owner: owner, gated: !req.Force, kind: TriggerManual, key: req.RunKey, date: req.RunDate,
+		takeLater: wind != nil})
 	stopWait()
 	if err != nil {
 		return out, err
@@ -145,6 +158,7 @@ func (s *Supervisor) runPipeline(ctx context.Context, req Request, wind <-chan s
 	d := s.dispatcher(g, policies, b.run, owner)
 	d.force, d.wind = req.Force, wind
 	d.settled = req.Settled
+	d.untaken.Store(b.untaken)
 	if b.bypass != "" {
 		d.bypassed = append(d.bypassed, b.bypass)
 	}
@@ -154,7 +168,8 @@ func (s *Supervisor) runPipeline(ctx context.Context, req Request, wind <-chan s
 // dispatcher returns the dispatcher of a run this process holds as owner.
 func (s *Supervisor) dispatcher(g *pipeline.Graph, policies map[int64]Policy, r runRow, owner string) *dispatcher {
 	s.log.Info("supervising a run", "pipeline", g.Pipeline.Code, "pipeline_run_id", r.ID, "run_key", r.Key)
-	d := &dispatcher{s: s, g: g, run: r, owner: owner, byID: map[int64]*task{}, results: make(chan result, len(g.Tasks))}
+	d := &dispatcher{s: s, g: g, run: r, owner: owner, byID: map[int64]*task{}, results: make(chan result, len(g.Tasks)),
+		took: make(chan struct{}, 1)}
 	for _, wave := range g.Waves() {
 		for _, t := range wave {
 			x := &task{t: t, policy: policies[t.ID]}
@@ -241,6 +256,7 @@ func (d *dispatcher) dispatch(ctx context.Context) (Outcome, error) {
 			if err := d.settle(d.records, r); err != nil && !d.outage(err) {
 				return out, d.abandon(err)
 			}
+		case <-d.took:
 		case <-due:
 		case <-retry:
 		case <-look.at(d.s.clock(), nextLook, anyGate):
@@ -320,9 +336,13 @@ func (d *dispatcher) load(ctx context.Context) error {
 // while slots are free, in wave order so that skips cascade in one pass. A
 // task whose own pipeline's upstreams have settled and whose dependencies on
 // other pipelines decide is admitted through its gate when a slot is free.
+// While an attempt takes the run (untaken), nothing else starts or writes.
 func (d *dispatcher) schedule(ctx context.Context) error {
 	now := time.Now()
 	for _, t := range d.tasks {
+		if d.taking != nil && d.untaken.Load() {
+			return nil // an attempt is taking the run: nothing else until it has
+		}
 		free := d.running < d.s.opts.MaxParallel && !d.startNothing
 		switch t.st {
 		case retrying:
@@ -336,6 +356,9 @@ func (d *dispatcher) schedule(ctx context.Context) error {
 			ready, unmet, gateNeed := d.judge(t)
 			switch {
 			case unmet != nil:
+				if err := d.hold(ctx); err != nil {
+					return err
+				}
 				if err := d.skip(ctx, t, unmet); err != nil {
 					return err
 				}
@@ -343,6 +366,9 @@ func (d *dispatcher) schedule(ctx context.Context) error {
 			case ready:
 				d.start(t, queued{})
 			case gateNeed > 0:
+				if err := d.hold(ctx); err != nil {
+					return err
+				}
 				if err := d.admit(ctx, t, gateNeed); err != nil {
 					return err
 				}
@@ -437,6 +463,16 @@ func (d *dispatcher) start(t *task, q queued) {
 	t.st = running
 	d.running++
 	sl := slot{run: d.run, g: d.g, task: t.t, policy: t.policy, force: d.force, queued: q, ready: time.Now()}
+	if d.untaken.Load() {
+		d.taking, sl.take = t, d.owner
+		sl.took = func() {
+			d.untaken.Store(false)
+			select {
+			case d.took <- struct{}{}:
+			default:
+			}
+		}
+	}
 	go func() {
 		pool := d.s.opts.Pool
 		if !pool.acquire(d.attempts, d.wind) {
@@ -455,10 +491,17 @@ func (d *dispatcher) start(t *task, q queued) {
 func (d *dispatcher) settle(ctx context.Context, r result) error {
 	d.running--
 	t := d.byID[r.task.ID]
+	if t == d.taking {
+		d.taking = nil
+	}
 	if r.taskRunID != 0 {
 		t.hasRow = true
 	}
 	switch {
+	case r.notTaken:
+		// The attempt was to take the run, which another process took or
+		// ended meanwhile: nothing started.
+		return r.err
 	case r.notStarted:
 		// No worker was free before the run wound down: the task is as
 		// it was, for the next supervisor to start.
@@ -571,11 +614,27 @@ func (g *gateTimer) stop() {
 	g.c, g.cancel = nil, nil
 }
 
-// renew extends the supervisor's lease on its run.
+// renew extends the supervisor's lease on its run, once it holds one.
 func (d *dispatcher) renew() error {
+	if d.untaken.Load() {
+		return nil
+	}
 	return inTx(d.records, d.s.opts.DB, func(tx *wtx) error {
 		return renewRun(d.records, tx, d.run.ID, d.owner, time.Now())
 	})
+}
+
+// hold takes the run in a transaction of its own when it is not taken yet
+// and a write other than an attempt's start comes first.
+func (d *dispatcher) hold(ctx context.Context) error {
+	if !d.untaken.Load() {
+		return nil
+	}
+	err := inTx(ctx, d.s.opts.DB, func(tx *wtx) error { return takeRun(ctx, tx, d.run.ID, d.owner, time.Now()) })
+	if err == nil {
+		d.untaken.Store(false)
+	}
+	return err
 }
 
 // count returns how many tasks are in the state.
@@ -604,6 +663,7 @@ func (d *dispatcher) foreignDetail() string {
 // status when someone else ended it, or what to report when the pipeline
 // was paused; a run taken by another supervisor is an error.
 func (d *dispatcher) check(ctx context.Context) (ended, paused string, err error) {
+	untaken := d.untaken.Load() // before the read: a take may commit meanwhile
 	var status string
 	var owner sql.NullString
 	if err := d.s.opts.DB.QueryRowContext(ctx, "SELECT STATUS, OWNER_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1",
@@ -613,7 +673,7 @@ func (d *dispatcher) check(ctx context.Context) (ended, paused string, err error
 	if runEnded(status) {
 		return status, "", nil
 	}
-	if owner.String != d.owner {
+	if owner.String != d.owner && (owner.Valid || !untaken) {
 		return "", "", stale(runsTable, d.run.ID, "supervise", fmt.Sprintf("status %s owner='%s'", RunInProgress, d.owner),
 			fmt.Sprintf("status %s owner='%s'", status, owner.String))
 	}
@@ -681,7 +741,11 @@ func (d *dispatcher) abandon(err error) error {
 	return err
 }
 
-// release gives up the run's lease; the run stays IN-PROGRESS.
+// release gives up the run's lease; the run stays IN-PROGRESS. A run not
+// taken yet has none.
 func (d *dispatcher) release(ctx context.Context) error {
+	if d.untaken.Load() {
+		return nil
+	}
 	return inTx(ctx, d.s.opts.DB, func(tx *wtx) error { return releaseRun(ctx, tx, d.run.ID, d.owner) })
 }

@@ -17,7 +17,11 @@ import (
 // unavailable the run is kept, and the error returned for the supervisor to
 // try again (see dispatcher.outage).
 func (d *dispatcher) finalize(ctx context.Context) (Outcome, error) {
-	out, err := d.s.finish(d.records, d.g, d.run, d.owner, strings.Join(d.bypassed, "; "))
+	out := Outcome{PipelineCode: d.g.Pipeline.Code, RunID: d.run.ID, Status: RunInProgress}
+	err := d.hold(d.records)
+	if err == nil {
+		out, err = d.s.finish(d.records, d.g, d.run, d.owner, strings.Join(d.bypassed, "; "))
+	}
 	if exit.Is(err, exit.StaleTransition) {
 		if ended, _, cerr := d.check(d.records); cerr == nil && ended != "" {
 			return d.endedElsewhere(out, ended)
@@ -48,10 +52,7 @@ func (s *Supervisor) finish(ctx context.Context, g *pipeline.Graph, r runRow, ow
 		if breach, err = recordSLA(ctx, tx, g.Pipeline, r, now, true); err != nil {
 			return err
 		}
-		if sla, err = runSLA(ctx, tx, r.ID); err != nil {
-			return err
-		}
-		if err := finishRun(ctx, tx, r.ID, owner, runEnding{Status: status}, now); err != nil {
+		if sla, err = finishRun(ctx, tx, r.ID, owner, runEnding{Status: status}, now); err != nil {
 			return err
 		}
 		if err := fault.Point("pipeline.before_consumption"); err != nil {

@@ -68,7 +68,9 @@ func (s *Supervisor) InitRun(ctx context.Context, req Request) (Outcome, error) 
 
 // FinalizeRun ends the selected run from its tasks' statuses (run
 // --finalize-only, an orchestrator's last step); the run must be IN-PROGRESS
-// (exit 9 otherwise). In remote mode the orchestrator's decisions are
+// (exit 9 otherwise). In local mode a run that ended SKIPPED (as its
+// pipeline gate ends one at --init-only) is reported as it is, and a paused
+// pipeline without the run ends nothing (both exit 0). In remote mode the orchestrator's decisions are
 // recorded first: a task it never ran is SKIPPED (NotRunByOrchestrator), a
 // task still IN-PROGRESS is FAILED. In local mode the tasks that can never
 // run are recorded SKIPPED as a run would, and nothing is started.
@@ -80,9 +82,19 @@ func (s *Supervisor) FinalizeRun(ctx context.Context, req Request) (Outcome, err
 	out := Outcome{PipelineCode: g.Pipeline.Code}
 	r, err := s.selectDated(ctx, g, req)
 	if err != nil {
+		// A paused pipeline's --init-only started no run: nothing to end.
+		if paused, perr := s.paused(ctx, g, &out); paused || perr != nil {
+			return out, perr
+		}
 		return out, err
 	}
 	out.RunID = r.ID
+	if r.Status == RunSkipped && !s.opts.Remote {
+		// Skipped before the orchestrator's steps (its pipeline gate at
+		// --init-only): it has ended as they found it.
+		out.Status, out.Detail = RunSkipped, "it had already ended: nothing to finalize"
+		return out, nil
+	}
 	if r.Status != RunInProgress {
 		return out, exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d is %s; expected %s to finalize", g.Pipeline.Code, r.ID, r.Status, RunInProgress)
 	}

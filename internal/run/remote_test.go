@@ -131,7 +131,7 @@ func TestRemoteOrchestratorSteps(t *testing.T) {
 		}
 		owner := NewOwner()
 		if err := f.tx(func(tx *wtx) error {
-			q, err := queueAttempt(f.ctx(), tx, third.RunID, f.b.TaskID("P", "a"), nil, time.Now())
+			q, err := queueAttempt(f.ctx(), tx, third.RunID, f.b.TaskID("P", "a"), queueing{}, time.Now())
 			if err != nil {
 				return err
 			}

@@ -258,16 +258,8 @@ func (s *Supervisor) policyOf(g *pipeline.Graph, t *pipeline.Task) (Policy, erro
 // paused it and why; remote mode has no pauses), the pipeline's expired
 // leases are reconciled, and the warehouse is tested when the tasks need it.
 func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*pipeline.Task, out *Outcome) (paused bool, err error) {
-	if !s.opts.Remote {
-		p, err := records.PausedBy(ctx, s.opts.DB, g.Pipeline.ID)
-		if err != nil {
-			return false, err
-		}
-		if p != nil {
-			out.Status = Paused
-			out.Detail = fmt.Sprintf("%s; nothing was started: etl-craft resume {pipeline} %s lets it run again", p, g.Pipeline.Code)
-			return true, nil
-		}
+	if paused, err := s.paused(ctx, g, out); paused || err != nil {
+		return paused, err
 	}
 	if !s.opts.Reconciled {
 		if _, err := s.Reconcile(ctx, Scope{PipelineCode: g.Pipeline.Code}); err != nil {
@@ -275,6 +267,22 @@ func (s *Supervisor) beforeRun(ctx context.Context, g *pipeline.Graph, tasks []*
 		}
 	}
 	return false, s.preflight(ctx, tasks)
+}
+
+// paused reports whether the pipeline is paused, in local mode (remote mode
+// has no pauses), and then writes into out who paused it and why: a run
+// command of a paused pipeline starts nothing and exits 0.
+func (s *Supervisor) paused(ctx context.Context, g *pipeline.Graph, out *Outcome) (bool, error) {
+	if s.opts.Remote {
+		return false, nil
+	}
+	p, err := records.PausedBy(ctx, s.opts.DB, g.Pipeline.ID)
+	if err != nil || p == nil {
+		return false, err
+	}
+	out.Status = Paused
+	out.Detail = fmt.Sprintf("%s; nothing was started: etl-craft resume {pipeline} %s lets it run again", p, g.Pipeline.Code)
+	return true, nil
 }
 
 // preflight tests the warehouse connection when a task needs the warehouse.

@@ -74,6 +74,10 @@ type start struct {
 	// reopen, when set, is the reason an ended run selected by id or key is
 	// reopened; without it an ended run is refused.
 	reopen string
+	// takeLater leaves an unowned IN-PROGRESS run untaken (bound.untaken):
+	// its first attempt takes it in the transaction that starts it (the
+	// server's runs, see dispatcher.untaken).
+	takeLater bool
 }
 
 // bound is the run a command bound to, and how its pipeline gate went.
@@ -92,6 +96,9 @@ type bound struct {
 	// look.
 	interrupted bool
 	nextCheck   time.Time
+	// untaken is set when the run, IN-PROGRESS with no owner, was bound
+	// without taking it (start.takeLater).
+	untaken bool
 }
 
 // bindRun gives a command its run: the run named by id or key, else the
@@ -101,12 +108,18 @@ type bound struct {
 // pipeline gate waits, and is admitted (or ended SKIPPED) by admitQueued; an
 // ungated run is created IN-PROGRESS at once.
 func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, st start) (bound, error) {
-	if st.gated {
+	if st.gated || st.takeLater {
 		// A gated command bound to a QUEUED run writes nothing before the
 		// gate's first look, whose transaction reads the run again: find it
-		// without taking a write transaction (SQLite has one writer).
-		if r, found, err := s.findRun(ctx, s.opts.DB, g, st); err == nil && found && r.Status == RunQueued {
+		// without taking a write transaction (SQLite has one writer). So
+		// does a server's run that its first attempt takes.
+		r, found, err := s.findRun(ctx, s.opts.DB, g, st)
+		switch {
+		case err != nil || !found:
+		case r.Status == RunQueued && st.gated:
 			return s.admitQueued(ctx, g, r, st)
+		case r.Status == RunInProgress && r.Owner == "" && st.takeLater && st.owner != "":
+			return bound{run: r, untaken: true}, nil
 		}
 	}
 	var b bound

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"database/sql"
 	"strconv"
 	"sync"
 	"time"
@@ -78,17 +77,6 @@ func recordSLA(ctx context.Context, tx *wtx, p pipeline.Pipeline, r runRow, now 
 		return nil, nil
 	}
 	return &Breach{Pipeline: p, RunID: r.ID, RunKey: r.Key, Start: r.Start.Time, At: now, Live: !ending}, nil
-}
-
-// runSLA reads the SLA status recorded on the run: MET, BREACHED, or ""
-// while undecided or without an SLA.
-func runSLA(ctx context.Context, tx *wtx, runID int64) (string, error) {
-	var sla sql.NullString
-	err := tx.QueryRowContext(ctx, "SELECT SLA_STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", runID).Scan(&sla)
-	if err != nil {
-		return "", exit.Wrap(exit.EngineDB, err, "could not read the SLA status of pipeline_run_id=%d in %s", runID, runsTable)
-	}
-	return sla.String, nil
 }
 
 // breachNote is what a run's result line says of a BREACHED SLA, as the

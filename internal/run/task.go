@@ -74,6 +74,13 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 		return out, exit.Fieldf(exit.RunState,
 			"pipeline %s: pipeline_run_id=%d was CANCELLED and is never reopened; start a new run with etl-craft run {pipeline} %s",
 			g.Pipeline.Code, r.ID, g.Pipeline.Code)
+	case !hasRow && !req.Force && r.Status == RunSkipped:
+		// The run was skipped before the task ran (its pipeline gate, or on
+		// purpose), as an orchestrator's later steps find it: so is the task.
+		out.Status = TaskSkipped
+		out.Detail = fmt.Sprintf("pipeline_run_id=%d ended %s before this task ran, so it runs nothing; use {force} to run it under that run",
+			r.ID, RunSkipped)
+		return out, nil
 	case runEnded(r.Status) && !req.Force:
 		return out, exit.Fieldf(exit.RunState,
 			"pipeline %s: pipeline_run_id=%d ended %s; use {force}, or {rerun} {reason}, to run %s again under it",
@@ -250,7 +257,7 @@ func queueOverrideIn(ctx context.Context, tx *wtx, g *pipeline.Graph, r runRow, 
 	}
 	if q.AttemptID == 0 {
 		var err error
-		if q, err = queueAttempt(ctx, tx, r.ID, t.ID, nil, time.Now()); err != nil {
+		if q, err = queueAttempt(ctx, tx, r.ID, t.ID, queueing{}, time.Now()); err != nil {
 			return q, err
 		}
 	}

@@ -91,29 +91,9 @@ type RecordedTick struct {
 func RecordTicks(ctx context.Context, db *engine.DB, ticks []PlannedTick) ([]RecordedTick, error) {
 	out := make([]RecordedTick, 0, len(ticks))
 	err := inTx(ctx, db, func(tx *wtx) error {
-		out = out[:0]
-		queued := false
-		for _, pt := range ticks {
-			rt := RecordedTick{PlannedTick: pt}
-			var n int
-			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_ID = $1 AND RUN_KEY = $2",
-				pt.PipelineID, pt.Tick.RunKey).Scan(&n); err != nil {
-				return exit.Wrap(exit.EngineDB, err, "could not read the runs of pipeline id %d", pt.PipelineID)
-			}
-			if n == 0 {
-				id, err := recordTick(ctx, tx, pt)
-				if err != nil {
-					return err
-				}
-				rt.RunID, rt.Created = id, true
-				queued = queued || !pt.Tick.Skipped
-			}
-			out = append(out, rt)
-		}
-		if !queued {
-			return nil
-		}
-		return tx.Notify(ctx, engine.EventQueued)
+		var err error
+		out, err = recordTicks(ctx, tx, ticks, out[:0])
+		return err
 	})
 	if !exit.Is(err, exit.StaleTransition) {
 		if err != nil {
@@ -134,22 +114,71 @@ func RecordTicks(ctx context.Context, db *engine.DB, ticks []PlannedTick) ([]Rec
 	return out, nil
 }
 
-// recordTick inserts the run of one tick and its NEW_RUN intervention; a
-// run with the key makes it stale.
-func recordTick(ctx context.Context, tx *wtx, pt PlannedTick) (int64, error) {
-	t := pt.Tick
-	nr := newRun{PipelineID: pt.PipelineID, Key: t.RunKey, TriggerKind: TriggerSchedule, RunDate: t.RunDate}
-	to := RunQueued
-	var id int64
-	var err error
-	if t.Skipped {
-		to = RunSkipped
-		id, err = insertEndedRun(ctx, tx, nr, RunSkipped, time.Now())
-	} else {
-		id, err = insertRun(ctx, tx, nr)
+// tickBatch bounds the runs one statement of recordTicks inserts.
+const tickBatch = 100
+
+// recordTicks inserts the runs of the ticks, in order, the QUEUED ones of
+// each stretch between two SKIPPED ones tickBatch to a statement, then
+// their NEW_RUN interventions, and announces the queued ones. A key a
+// pipeline has already makes it stale: a key is never recorded twice.
+func recordTicks(ctx context.Context, tx *wtx, ticks []PlannedTick, out []RecordedTick) ([]RecordedTick, error) {
+	var queued []newRun
+	flush := func() error {
+		if len(queued) == 0 {
+			return nil
+		}
+		ids, err := insertRuns(ctx, tx, queued)
+		if err != nil {
+			return err
+		}
+		for i, id := range ids {
+			out[len(out)-len(ids)+i].RunID = id
+		}
+		queued = queued[:0]
+		return nil
 	}
-	if err != nil {
-		return 0, err
+	announce := false
+	for _, pt := range ticks {
+		t := pt.Tick
+		nr := newRun{PipelineID: pt.PipelineID, Key: t.RunKey, TriggerKind: TriggerSchedule, RunDate: t.RunDate}
+		if !t.Skipped {
+			queued = append(queued, nr)
+			out = append(out, RecordedTick{PlannedTick: pt, Created: true})
+			announce = true
+			if len(queued) == tickBatch {
+				if err := flush(); err != nil {
+					return out, err
+				}
+			}
+			continue
+		}
+		if err := flush(); err != nil {
+			return out, err
+		}
+		id, err := insertEndedRun(ctx, tx, nr, RunSkipped, time.Now())
+		if err != nil {
+			return out, err
+		}
+		out = append(out, RecordedTick{PlannedTick: pt, RunID: id, Created: true})
 	}
-	return id, recordIntervention(ctx, tx, intervention{PipelineID: pt.PipelineID, RunID: id, Action: "NEW_RUN", To: to, Reason: t.Reason})
+	if err := flush(); err != nil {
+		return out, err
+	}
+	for batch := range slices.Chunk(out, tickBatch) {
+		ivs := make([]intervention, len(batch))
+		for i, rt := range batch {
+			to := RunQueued
+			if rt.Tick.Skipped {
+				to = RunSkipped
+			}
+			ivs[i] = intervention{PipelineID: rt.PipelineID, RunID: rt.RunID, Action: "NEW_RUN", To: to, Reason: rt.Tick.Reason}
+		}
+		if err := recordInterventions(ctx, tx, ivs); err != nil {
+			return out, err
+		}
+	}
+	if !announce {
+		return out, nil
+	}
+	return out, tx.Notify(ctx, engine.EventQueued)
 }

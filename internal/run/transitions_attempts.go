@@ -15,26 +15,6 @@ import (
 	"github.com/etl-craft/etl-craft/internal/handler"
 )
 
-// unsettledTask checks that the task's summary under the run, if it has
-// one, has not ended SUCCESS or SKIPPED: a first attempt is not queued over
-// a task that was settled (by an operator's mark, say) after the
-// supervisor last read it.
-func unsettledTask(ctx context.Context, tx *wtx, runID, taskID int64) error {
-	var status string
-	err := tx.QueryRowContext(ctx, "SELECT STATUS FROM AUD_TASK_RUN_LOG WHERE TASK_ID = $1 AND PIPELINE_RUN_ID = $2",
-		taskID, runID).Scan(&status)
-	switch {
-	case engine.IsNoRows(err):
-		return nil
-	case err != nil:
-		return exit.Wrap(exit.EngineDB, err, "could not read the task run of task_id=%d", taskID)
-	case status == TaskSuccess || status == TaskSkipped:
-		return exit.Errorf(exit.StaleTransition, "%s: cannot queue task_id=%d under pipeline_run_id=%d: expected no settled task run, found status %s",
-			taskRunsTable, taskID, runID, status)
-	}
-	return nil
-}
-
 // queued is an attempt just queued.
 type queued struct {
 	TaskRunID int64
@@ -42,20 +22,51 @@ type queued struct {
 	Number    int
 }
 
+// queueing says how queueAttempt queues an attempt.
+type queueing struct {
+	// notBefore is set for a retry (the attempt may not be claimed
+	// earlier) and nil for a first execution.
+	notBefore *time.Time
+	// unsettled refuses a task whose summary under the run ended SUCCESS
+	// or SKIPPED: a first attempt is not queued over a task that was
+	// settled (by an operator's mark, say) after the supervisor last read
+	// it.
+	unsettled bool
+	// locked says the transaction holds the run's IN-PROGRESS row already
+	// (it took the run, see takeRun).
+	locked bool
+	// start, when set, inserts the attempt RUNNING: queued, claimed
+	// (claimAttempt) and started (startAttempt) by this process at once,
+	// as the three writes would leave it in one transaction.
+	start *starting
+}
+
+// starting is who starts an attempt queueAttempt inserts RUNNING.
+type starting struct {
+	owner string
+	// logPath is the attempt log of the attempt's number.
+	logPath func(number int) string
+}
+
 // queueAttempt queues the next attempt of a task under an IN-PROGRESS run,
 // creating the task's summary row on its first attempt, and puts the summary
-// back IN-PROGRESS with the new attempt count. notBefore is set for a retry
-// (the attempt may not be claimed earlier) and nil for a first execution. A
-// task run with an active attempt already is stale: the database allows one.
-func queueAttempt(ctx context.Context, tx *wtx, runID, taskID int64, notBefore *time.Time, now time.Time) (queued, error) {
+// back IN-PROGRESS with the new attempt count. A task run with an active
+// attempt already is stale: the database allows one.
+func queueAttempt(ctx context.Context, tx *wtx, runID, taskID int64, how queueing, now time.Time) (queued, error) {
 	var q queued
-	if err := lockActiveRun(ctx, tx, runID, "queue an attempt under"); err != nil {
-		return q, err
+	if !how.locked {
+		if err := lockActiveRun(ctx, tx, runID, "queue an attempt under"); err != nil {
+			return q, err
+		}
 	}
 	var status string
 	var count int
 	err := tx.QueryRowContext(ctx, `SELECT TASK_RUN_ID, STATUS, ATTEMPT_COUNT FROM AUD_TASK_RUN_LOG
 		WHERE TASK_ID = $1 AND PIPELINE_RUN_ID = $2`, taskID, runID).Scan(&q.TaskRunID, &status, &count)
+	if err == nil && how.unsettled && (status == TaskSuccess || status == TaskSkipped) {
+		return q, exit.Errorf(exit.StaleTransition, "%s: cannot queue task_id=%d under pipeline_run_id=%d: expected no settled task run, found status %s",
+			taskRunsTable, taskID, runID, status)
+	}
 	if engine.IsNoRows(err) {
 		// The task's first attempt: its summary starts at attempt 1.
 		q.Number = 1
@@ -69,7 +80,7 @@ func queueAttempt(ctx context.Context, tx *wtx, runID, taskID int64, notBefore *
 		if err != nil {
 			return q, exit.Wrap(exit.EngineDB, err, "could not create the task run of task_id=%d", taskID)
 		}
-		return q, insertAttempt(ctx, tx, &q, notBefore, now)
+		return q, insertAttempt(ctx, tx, &q, how, now)
 	}
 	if err != nil {
 		return q, exit.Wrap(exit.EngineDB, err, "could not read the task run of task_id=%d", taskID)
@@ -85,7 +96,7 @@ func queueAttempt(ctx context.Context, tx *wtx, runID, taskID int64, notBefore *
 		last = max(last, count)
 	}
 	q.Number = last + 1
-	if err := insertAttempt(ctx, tx, &q, notBefore, now); err != nil {
+	if err := insertAttempt(ctx, tx, &q, how, now); err != nil {
 		return q, err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE AUD_TASK_RUN_LOG SET STATUS = $2, ATTEMPT_COUNT = $3, END_DATE = NULL
@@ -93,16 +104,27 @@ func queueAttempt(ctx context.Context, tx *wtx, runID, taskID int64, notBefore *
 	return q, exit.Wrap(exit.EngineDB, err, "could not update task_run_id=%d", q.TaskRunID)
 }
 
-// insertAttempt inserts attempt q.Number of q.TaskRunID, QUEUED, and sets
-// q.AttemptID. A task run with an active attempt already is stale.
-func insertAttempt(ctx context.Context, tx *wtx, q *queued, notBefore *time.Time, now time.Time) error {
+// insertAttempt inserts attempt q.Number of q.TaskRunID, QUEUED (or RUNNING,
+// see queueing.start), and sets q.AttemptID. A task run with an active
+// attempt already is stale.
+func insertAttempt(ctx context.Context, tx *wtx, q *queued, how queueing, now time.Time) error {
 	var nb any
-	if notBefore != nil {
-		nb = tx.TimeArg(*notBefore)
+	if how.notBefore != nil {
+		nb = tx.TimeArg(*how.notBefore)
 	}
-	err := tx.QueryRowContext(ctx, `INSERT INTO AUD_TASK_ATTEMPTS (TASK_RUN_ID, ATTEMPT_NUMBER, STATUS, QUEUED_AT, NOT_BEFORE)
-		VALUES ($1, $2, $3, $4, $5) RETURNING ATTEMPT_ID`,
-		q.TaskRunID, q.Number, AttemptQueued, tx.TimeArg(now), nb).Scan(&q.AttemptID)
+	var err error
+	if st := how.start; st != nil {
+		p := Self()
+		err = tx.QueryRowContext(ctx, `INSERT INTO AUD_TASK_ATTEMPTS (TASK_RUN_ID, ATTEMPT_NUMBER, STATUS, QUEUED_AT, NOT_BEFORE,
+			OWNER_ID, LEASE_EXPIRES_AT, HEARTBEAT_AT, CLAIMED_AT, HOST, PID, PROCESS_START, STARTED_AT, LOG_PATH)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $4, $4, $8, $9, $10, $4, $11) RETURNING ATTEMPT_ID`,
+			q.TaskRunID, q.Number, AttemptRunning, tx.TimeArg(now), nb, st.owner, tx.TimeArg(now.Add(LeaseDuration)),
+			p.Host, p.PID, p.Start, st.logPath(q.Number)).Scan(&q.AttemptID)
+	} else {
+		err = tx.QueryRowContext(ctx, `INSERT INTO AUD_TASK_ATTEMPTS (TASK_RUN_ID, ATTEMPT_NUMBER, STATUS, QUEUED_AT, NOT_BEFORE)
+			VALUES ($1, $2, $3, $4, $5) RETURNING ATTEMPT_ID`,
+			q.TaskRunID, q.Number, AttemptQueued, tx.TimeArg(now), nb).Scan(&q.AttemptID)
+	}
 	if err != nil && tx.isUnique(err) {
 		return exit.Errorf(exit.StaleTransition,
 			"%s: cannot queue attempt %d of task_run_id=%d: expected no active attempt, found an active attempt",

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/actor"
@@ -28,27 +29,69 @@ type newRun struct {
 // insertRun inserts a QUEUED run and returns its id. A key the pipeline
 // already has is a stale transition.
 func insertRun(ctx context.Context, tx *wtx, r newRun) (int64, error) {
-	backfill := "N"
-	if r.Backfill {
-		backfill = "Y"
-	}
-	var date any
-	if r.RunDate != "" {
-		date = r.RunDate
-	}
-	var id int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO AUD_PIPELINES_RUN_LOG
-		(PIPELINE_ID, STATUS, RUN_DATE, BACKFILL, RUN_KEY, TRIGGER_KIND)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING PIPELINE_RUN_ID`,
-		r.PipelineID, RunQueued, date, backfill, r.Key, r.TriggerKind).Scan(&id)
+	ids, err := insertRuns(ctx, tx, []newRun{r})
 	if err != nil {
-		if tx.isUnique(err) {
-			return 0, exit.Errorf(exit.StaleTransition,
-				"%s: another run of the pipeline already has the run key %q", runsTable, r.Key)
-		}
-		return 0, exit.Wrap(exit.EngineDB, err, "could not insert a run into %s", runsTable)
+		return 0, err
 	}
-	return id, nil
+	return ids[0], nil
+}
+
+// insertRuns inserts QUEUED runs in one statement and returns their ids, in
+// order. A key one of the pipelines already has is a stale transition, and
+// none is inserted.
+func insertRuns(ctx context.Context, tx *wtx, runs []newRun) ([]int64, error) {
+	var args []any
+	values := make([]string, len(runs))
+	for i, r := range runs {
+		backfill := "N"
+		if r.Backfill {
+			backfill = "Y"
+		}
+		var date any
+		if r.RunDate != "" {
+			date = r.RunDate
+		}
+		var in string
+		args, in = engine.InList(args, []any{r.PipelineID, RunQueued, date, backfill, r.Key, r.TriggerKind})
+		values[i] = "(" + in + ")"
+	}
+	rows, err := tx.QueryContext(ctx, `INSERT INTO AUD_PIPELINES_RUN_LOG
+		(PIPELINE_ID, STATUS, RUN_DATE, BACKFILL, RUN_KEY, TRIGGER_KIND)
+		VALUES `+strings.Join(values, ", ")+` RETURNING PIPELINE_RUN_ID, PIPELINE_ID, RUN_KEY`, args...)
+	ids := map[string]int64{}
+	if err == nil {
+		for rows.Next() {
+			var id, pipelineID int64
+			var key string
+			if err = rows.Scan(&id, &pipelineID, &key); err != nil {
+				break
+			}
+			ids[fmt.Sprint(pipelineID, " ", key)] = id
+		}
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	switch {
+	case err != nil && tx.isUnique(err) && len(runs) == 1:
+		return nil, exit.Errorf(exit.StaleTransition,
+			"%s: another run of the pipeline already has the run key %q", runsTable, runs[0].Key)
+	case err != nil && tx.isUnique(err):
+		return nil, exit.Errorf(exit.StaleTransition,
+			"%s: another run of one of %d pipelines already has its run key", runsTable, len(runs))
+	case err != nil:
+		return nil, exit.Wrap(exit.EngineDB, err, "could not insert %d run(s) into %s", len(runs), runsTable)
+	}
+	out := make([]int64, len(runs))
+	for i, r := range runs {
+		if out[i] = ids[fmt.Sprint(r.PipelineID, " ", r.Key)]; out[i] == 0 {
+			return nil, exit.Errorf(exit.EngineDB, "%s: the insert of %d runs returned no id for run key %q", runsTable, len(runs), r.Key)
+		}
+	}
+	return out, nil
 }
 
 // admitRun moves a QUEUED run of the pipeline to IN-PROGRESS under owner's
@@ -75,6 +118,32 @@ func admitRun(ctx context.Context, tx *wtx, pipelineID, id int64, owner string, 
 		return err
 	}
 	return tx.Notify(ctx, engine.EventQueued)
+}
+
+// startRuns admits QUEUED runs of different pipelines with no owner, as
+// admitRun does each, in one statement and without the event (the caller
+// announces them once): all of them, or none and a stale error when one is
+// no longer QUEUED or its pipeline has another active run.
+func startRuns(ctx context.Context, tx *wtx, ids []int64, now time.Time) error {
+	args, in := engine.InList([]any{RunInProgress, tx.TimeArg(now), RunQueued}, ids)
+	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
+		SET STATUS = $1, OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL, START_DATE = $2
+		WHERE STATUS = $3 AND PIPELINE_RUN_ID IN (`+in+`)`, args...)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	switch {
+	case err != nil && tx.isUnique(err):
+		return exit.Errorf(exit.StaleTransition, "%s: cannot start %d runs together: another process started a run of one of their pipelines",
+			runsTable, len(ids))
+	case err != nil:
+		return exit.Wrap(exit.EngineDB, err, "could not start %d runs in %s", len(ids), runsTable)
+	case n != int64(len(ids)):
+		return exit.Errorf(exit.StaleTransition, "%s: cannot start %d runs together: expected each QUEUED, found %d of them",
+			runsTable, len(ids), n)
+	}
+	return nil
 }
 
 // activeRunOf returns the IN-PROGRESS run of the pipeline, 0 when none.
@@ -138,26 +207,33 @@ type runEnding struct {
 // finishRun ends an IN-PROGRESS run held by owner ("" for a run nobody
 // holds) while no attempt of it is claimed or running. The engine ends it
 // (ENDED_BY is the SYSTEM actor) and gives up the lease. A successful end of
-// a reopened run publishes its repair (gate.PublishRepair).
-func finishRun(ctx context.Context, tx *wtx, id int64, owner string, e runEnding, now time.Time) error {
+// a reopened run publishes its repair (gate.PublishRepair). It returns the
+// SLA status recorded on the run: MET, BREACHED, or "" while undecided or
+// without an SLA.
+func finishRun(ctx context.Context, tx *wtx, id int64, owner string, e runEnding, now time.Time) (string, error) {
 	switch e.Status {
 	case RunSuccess, RunFailed, RunSkipped, RunCancelled:
 	default:
-		return stale(runsTable, id, "finish", "an ending status", e.Status)
+		return "", stale(runsTable, id, "finish", "an ending status", e.Status)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
+	var sla sql.NullString
+	var pending string
+	err := tx.QueryRowContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
 		SET STATUS = $2, END_DATE = $3, ENDED_BY = $4, ENDED_BY_KIND = $5, OWNER_ID = NULL, LEASE_EXPIRES_AT = NULL
 		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $6 AND COALESCE(OWNER_ID, '') = $7
 		AND NOT EXISTS (SELECT 1 FROM AUD_TASK_ATTEMPTS a JOIN AUD_TASK_RUN_LOG t ON t.TASK_RUN_ID = a.TASK_RUN_ID
-			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($8, $9))`,
+			WHERE t.PIPELINE_RUN_ID = $1 AND a.STATUS IN ($8, $9))
+		RETURNING SLA_STATUS, REPAIR_PENDING`,
 		id, e.Status, tx.TimeArg(now), actor.SystemActor.Name, string(actor.SystemActor.Kind),
-		RunInProgress, owner, AttemptClaimed, AttemptRunning)
-	if err := runCAS(ctx, tx, res, err, id, "finish",
+		RunInProgress, owner, AttemptClaimed, AttemptRunning).Scan(&sla, &pending)
+	if err := runCAS(ctx, tx, nil, err, id, "finish",
 		fmt.Sprintf("status %s owner='%s' and no claimed or running attempt", RunInProgress, owner)); err != nil {
-		return err
+		return "", err
 	}
-	_, err = gate.PublishRepair(ctx, tx.Tx, id)
-	return err
+	if pending == "Y" {
+		_, err = gate.PublishRepair(ctx, tx.Tx, id)
+	}
+	return sla.String, err
 }
 
 // endQueuedRun ends a QUEUED run that was never admitted: SKIPPED when its
@@ -277,12 +353,18 @@ func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, reason stri
 	})
 }
 
-// runCAS turns the result of a run update into nil or the stale error that
+// runCAS turns the result of a run update (errNoRow for an UPDATE …
+// RETURNING that matched no row) into nil or the stale error that
 // describes the row as it is.
 func runCAS(ctx context.Context, tx *wtx, res sql.Result, err error, id int64, action, expected string) error {
-	missed, err := noRow(res, err)
-	if err != nil {
-		return exit.Wrap(exit.EngineDB, err, "could not %s pipeline_run_id=%d in %s", action, id, runsTable)
+	missed := err == errNoRow
+	switch {
+	case missed:
+	case res == nil && err == nil: // an UPDATE … RETURNING that matched
+	default:
+		if missed, err = noRow(res, err); err != nil {
+			return exit.Wrap(exit.EngineDB, err, "could not %s pipeline_run_id=%d in %s", action, id, runsTable)
+		}
 	}
 	if !missed {
 		return nil
@@ -329,17 +411,30 @@ type intervention struct {
 // recordIntervention appends an operator intervention, requested by the
 // transaction's actor.
 func recordIntervention(ctx context.Context, tx *wtx, iv intervention) error {
-	var task any
-	if iv.TaskID != 0 {
-		task = iv.TaskID
+	return recordInterventions(ctx, tx, []intervention{iv})
+}
+
+// recordInterventions appends interventions in one statement, each
+// requested by the transaction's actor.
+func recordInterventions(ctx context.Context, tx *wtx, ivs []intervention) error {
+	var args []any
+	values := make([]string, len(ivs))
+	a := actor.From(ctx)
+	for i, iv := range ivs {
+		var task any
+		if iv.TaskID != 0 {
+			task = iv.TaskID
+		}
+		var in string
+		args, in = engine.InList(args, []any{iv.PipelineID, iv.RunID, task, iv.Action, nullText(iv.From), nullText(iv.To),
+			iv.TargetCount, nullText(iv.PreviousMessage), iv.Reason, a.Name, string(a.Kind)})
+		values[i] = "(" + in + ")"
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO AUD_RUN_INTERVENTIONS
 		(PIPELINE_ID, PIPELINE_RUN_ID, TASK_ID, ACTION, FROM_STATUS, TO_STATUS, TARGET_COUNT, PREVIOUS_MESSAGE, REASON,
 		 REQUESTED_BY, REQUESTED_BY_KIND)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		iv.PipelineID, iv.RunID, task, iv.Action, nullText(iv.From), nullText(iv.To), iv.TargetCount,
-		nullText(iv.PreviousMessage), iv.Reason, actor.From(ctx).Name, string(actor.From(ctx).Kind))
-	return exit.Wrap(exit.EngineDB, err, "could not record the %s intervention", iv.Action)
+		VALUES `+strings.Join(values, ", "), args...)
+	return exit.Wrap(exit.EngineDB, err, "could not record the %s intervention", ivs[0].Action)
 }
 
 // nullText is NULL for an empty text.

@@ -11,7 +11,12 @@ and builds one DAG per file with Airflow's standard operators:
   environment; __finalize__ is never retried;
 * a step with `sensor` becomes an ExternalTaskSensor in reschedule mode;
 * each pipeline of the global DAG becomes a TriggerDagRunOperator that waits
-  for the pipeline's DAG run to finish.
+  for the pipeline's DAG run to finish; the run it triggers has the global DAG
+  run's logical date, so that the sensors of the pipelines it triggers find
+  the upstream DAG runs of the same date.
+
+Sensors and the global DAG look every ETL_CRAFT_POKE_SECONDS seconds
+(default 60).
 
 `depends_on` becomes the upstream tasks of each step. A file this loader
 cannot read stops the whole file from loading, with an error naming the
@@ -42,7 +47,7 @@ ACTOR = os.environ.get("ETL_CRAFT_AIRFLOW_ACTOR") or "airflow"
 START_DATE = datetime.datetime.strptime(os.environ.get("ETL_CRAFT_START_DATE") or "2024-01-01", "%Y-%m-%d").replace(
     tzinfo=datetime.timezone.utc
 )
-POKE_SECONDS = 60
+POKE_SECONDS = int(os.environ.get("ETL_CRAFT_POKE_SECONDS") or 60)
 FINALIZE_STEP = "__finalize__"
 
 # What every etl-craft command runs with: the orchestrator actor and the DAG run.
@@ -91,7 +96,8 @@ def _sensor(dag, step_id, step):
 
 
 def _trigger(dag, step_id, step):
-    return TriggerDagRunOperator(task_id=step_id, trigger_dag_id=step["trigger_dag_id"], wait_for_completion=True,
+    return TriggerDagRunOperator(task_id=step_id, trigger_dag_id=step["trigger_dag_id"], logical_date="{{ logical_date }}",
+                                 wait_for_completion=True,
                                  poke_interval=POKE_SECONDS, allowed_states=["success"], failed_states=["failed"],
                                  trigger_rule=step["trigger_rule"], dag=dag)
 
