@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"fmt"
-	"html"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -189,21 +188,11 @@ func taskCell(run records.Run, t *pipeline.Task, ran map[int64]records.TaskRun, 
 }
 
 // writeHTML writes the cell as the grid's <td>: a link to the task under
-// the run, its status as an icon, its title on hover and for a screen
-// reader. Every value is escaped for its attribute or text.
+// the run (writeStatusLink).
 func (c gridCell) writeHTML(b *strings.Builder) {
-	title := html.EscapeString(c.Title)
-	b.WriteString(`<td><a class="cell `)
-	b.WriteString(html.EscapeString(c.Status.Class))
-	b.WriteString(`" href="`)
-	b.WriteString(html.EscapeString(c.URL))
-	b.WriteString(`" title="`)
-	b.WriteString(title)
-	b.WriteString(`" aria-label="`)
-	b.WriteString(title)
-	b.WriteString(`"><span aria-hidden="true">`)
-	b.WriteString(html.EscapeString(c.Status.Icon))
-	b.WriteString(`</span></a></td>`)
+	b.WriteString("<td>")
+	writeStatusLink(b, "cell", c.Status, c.URL, c.Title)
+	b.WriteString("</td>")
 }
 
 // explainPath is the page of a task under a run.

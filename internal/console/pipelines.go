@@ -67,23 +67,28 @@ type runCell struct {
 	Title  string
 }
 
-// writeHTML writes the run's square: a link to the run, its status as an
-// icon, its title on hover and for a screen reader. Every value is escaped
-// for its attribute or text. The pages write squares here rather than in
-// their templates: the pipelines page shows 500 of them (see
-// docs/benchmarks.md).
+// writeHTML writes the run's square: a link to the run (writeStatusLink).
+// The pages write squares here rather than in their templates: the
+// pipelines page shows 500 of them (see docs/benchmarks.md).
 func (c runCell) writeHTML(b *strings.Builder) {
-	title := html.EscapeString(c.Title)
-	b.WriteString(`<a class="sq `)
-	b.WriteString(html.EscapeString(c.Status.Class))
+	writeStatusLink(b, "sq", c.Status, runPath(c.ID), c.Title)
+}
+
+// writeStatusLink writes a link to href shown as the status's icon, with
+// its title on hover and for a screen reader, of the class kind and the
+// status's class. Every value is escaped for its attribute or text.
+func writeStatusLink(b *strings.Builder, kind string, st statusView, href, title string) {
+	title = html.EscapeString(title)
+	b.WriteString(`<a class="` + kind + " ")
+	b.WriteString(html.EscapeString(st.Class))
 	b.WriteString(`" href="`)
-	b.WriteString(runPath(c.ID))
+	b.WriteString(html.EscapeString(href))
 	b.WriteString(`" title="`)
 	b.WriteString(title)
 	b.WriteString(`" aria-label="`)
 	b.WriteString(title)
 	b.WriteString(`"><span aria-hidden="true">`)
-	b.WriteString(html.EscapeString(c.Status.Icon))
+	b.WriteString(html.EscapeString(st.Icon))
 	b.WriteString(`</span></a>`)
 }
 
