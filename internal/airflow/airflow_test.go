@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/e2e"
 	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
+	"github.com/etl-craft/etl-craft/internal/testenv"
 )
 
 func TestMain(m *testing.M) { e2e.Main(m) }
@@ -54,13 +54,7 @@ var installed struct {
 // skipped, unless CI is set, where it fails: CI runs every test.
 func installs(t *testing.T) []install {
 	t.Helper()
-	v := os.Getenv(Variable)
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: the Airflow tests cannot be skipped in CI (run scripts/test.sh)", Variable)
-		}
-		t.Skipf("%s is not set: run scripts/test.sh, which installs Airflow, for the Airflow tests", Variable)
-	}
+	v := testenv.Require(t, Variable, "run scripts/test.sh, which installs Airflow, for the Airflow tests")
 	installed.once.Do(func() { installed.list, installed.err = waitInstalls(strings.Split(v, ":")) })
 	if installed.err != nil {
 		t.Fatal(installed.err)
@@ -158,17 +152,6 @@ func tail(path string) string {
 	return string(b)
 }
 
-// freePort returns a free loopback port.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // airflowWait is how long a test waits for Airflow to do something: parse
 // the DAGs, run a DAG, notice a dead worker. Airflow's processes share two
 // cores with every other test, so it is long.
@@ -230,10 +213,10 @@ func deploy(t *testing.T, in install, executor string, extra ...string) *deploym
 		"AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION=False",
 		"AIRFLOW__CORE__PARALLELISM=8",
 		"AIRFLOW__LOGGING__BASE_LOG_FOLDER=" + filepath.Join(home, "logs"),
-		"AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=" + strconv.Itoa(freePort(t)),
+		"AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=" + strconv.Itoa(enginetest.FreePort(t)),
 		"AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC=1",
 	}
-	secret := "etl-craft-airflow-test-" + strconv.Itoa(freePort(t))
+	secret := "etl-craft-airflow-test-" + strconv.Itoa(enginetest.FreePort(t))
 	if in.major() == 2 {
 		d.env = append(d.env,
 			"AIRFLOW__WEBSERVER__SECRET_KEY="+secret,
@@ -243,7 +226,7 @@ func deploy(t *testing.T, in install, executor string, extra ...string) *deploym
 			"AIRFLOW__SCHEDULER__SCHEDULER_ZOMBIE_TASK_THRESHOLD=30",
 			"AIRFLOW__SCHEDULER__ZOMBIE_DETECTION_INTERVAL=2")
 	} else {
-		port := freePort(t)
+		port := enginetest.FreePort(t)
 		d.api = fmt.Sprintf("http://127.0.0.1:%d", port)
 		d.env = append(d.env,
 			"AIRFLOW__API__HOST=127.0.0.1",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/etl-craft/etl-craft/internal/e2e"
+	"github.com/etl-craft/etl-craft/internal/engine/enginetest"
 )
 
 // The pipelines of the distributed test: SEED makes main.seed; WIDE waits
@@ -68,7 +69,7 @@ func startWorker(t *testing.T, d *deployment, p *e2e.Project, name string) *work
 	}
 	env := append(stepEnv(p, bin, project),
 		"AIRFLOW__LOGGING__BASE_LOG_FOLDER="+w.logs,
-		"AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT="+strconv.Itoa(freePort(t)))
+		"AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT="+strconv.Itoa(enginetest.FreePort(t)))
 	w.proc = d.start(name, env, "celery", "worker", "--concurrency", "2", "--celery-hostname", name+"@%h", "--skip-serve-logs")
 	return w
 }
@@ -81,7 +82,7 @@ func startRedis(t *testing.T) string {
 	if err != nil {
 		t.Fatal("the Celery tests need Debian's redis-server (scripts/test.sh installs it)")
 	}
-	port := strconv.Itoa(freePort(t))
+	port := strconv.Itoa(enginetest.FreePort(t))
 	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

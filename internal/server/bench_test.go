@@ -121,12 +121,12 @@ func benchTick(b *testing.B, pair e2e.Pair, cloning bool) {
 	b.ReportMetric(direct.Seconds(), "direct-s")
 	b.ReportMetric(m.end.Seconds(), "end-s")
 	b.ReportMetric(m.end.Seconds()/direct.Seconds(), "ratio")
-	b.ReportMetric(pct(m.first, 0.5).Seconds(), "first-p50-s")
-	b.ReportMetric(pct(m.first, 0.99).Seconds(), "first-p99-s")
-	b.ReportMetric(pct(m.admit, 0.5).Seconds(), "admit-p50-s")
-	b.ReportMetric(pct(m.admit, 0.99).Seconds(), "admit-p99-s")
-	b.ReportMetric(ms(pct(m.dispatch, 0.5)), "dispatch-p50-ms")
-	b.ReportMetric(ms(pct(m.dispatch, 0.99)), "dispatch-p99-ms")
+	b.ReportMetric(e2e.Quantile(m.first, 0.5).Seconds(), "first-p50-s")
+	b.ReportMetric(e2e.Quantile(m.first, 0.99).Seconds(), "first-p99-s")
+	b.ReportMetric(e2e.Quantile(m.admit, 0.5).Seconds(), "admit-p50-s")
+	b.ReportMetric(e2e.Quantile(m.admit, 0.99).Seconds(), "admit-p99-s")
+	b.ReportMetric(ms(e2e.Quantile(m.dispatch, 0.5)), "dispatch-p50-ms")
+	b.ReportMetric(ms(e2e.Quantile(m.dispatch, 0.99)), "dispatch-p99-ms")
 	b.ReportMetric(float64(counts.Transactions)/benchPipelines, "tx/run")
 	b.ReportMetric(float64(counts.Statements)/benchPipelines, "stmts/run")
 	b.ReportMetric(float64(counts.Reads)/benchPipelines, "reads/run")
@@ -136,7 +136,7 @@ func benchTick(b *testing.B, pair e2e.Pair, cloning bool) {
 		b.ReportMetric(mirror.Seconds(), "mirror-s")
 	}
 	b.Logf("%s: attempt p50 %s p99 %s; admission to first start p50 %s p99 %s; last attempt end to run end p50 %s p99 %s",
-		tick, pct(m.attempt, 0.5), pct(m.attempt, 0.99), pct(m.wait, 0.5), pct(m.wait, 0.99), pct(m.close, 0.5), pct(m.close, 0.99))
+		tick, e2e.Quantile(m.attempt, 0.5), e2e.Quantile(m.attempt, 0.99), e2e.Quantile(m.wait, 0.5), e2e.Quantile(m.wait, 0.99), e2e.Quantile(m.close, 0.5), e2e.Quantile(m.close, 0.99))
 	b.StartTimer()
 }
 
@@ -198,14 +198,6 @@ func directTable(i int) string   { return fmt.Sprintf("%s.d_%05d", e2e.Schema, i
 
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// pct is the q-quantile of sorted durations.
-func pct(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	return d[int(q*float64(len(d)-1))]
-}
 
 // directly runs the benchmark's 1,000 statements on the warehouse one after
 // the other, each replacing its table in a transaction of its own as a
@@ -407,9 +399,6 @@ func tickTimes(b *testing.B, db *engine.DB, tick string, at time.Time) tickMeasu
 		m.wait = append(m.wait, a.started.Sub(a.admitted))
 		m.close = append(m.close, a.runEnded.Sub(a.ended))
 		m.end = max(m.end, a.runEnded.Sub(at))
-	}
-	for _, d := range [][]time.Duration{m.first, m.admit, m.dispatch, m.attempt, m.wait, m.close} {
-		slices.Sort(d)
 	}
 	return m
 }

@@ -51,7 +51,7 @@ func NewCluster(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{t: t, bin: bin, root: root, data: filepath.Join(root, "data"), port: freePort(t)}
+	c := &Cluster{t: t, bin: bin, root: root, data: filepath.Join(root, "data"), port: FreePort(t)}
 	t.Cleanup(func() {
 		c.command("pg_ctl", "-D", c.data, "-m", "immediate", "stop").Run()
 		os.RemoveAll(root)
@@ -96,8 +96,8 @@ func serverBin() string {
 	return ""
 }
 
-// freePort returns a loopback port nothing listens on.
-func freePort(t testing.TB) int {
+// FreePort returns a loopback port nothing listens on.
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

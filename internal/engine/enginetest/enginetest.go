@@ -22,6 +22,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
 
 	"github.com/etl-craft/etl-craft/internal/engine"
+	"github.com/etl-craft/etl-craft/internal/testenv"
 )
 
 // PGVariable names the environment variable holding an administrator URL of
@@ -86,14 +87,7 @@ func NewOptions(t testing.TB, k engine.Kind) engine.Options {
 // is skipped, unless CI is set, where it fails: CI must run every test.
 func AdminURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(PGVariable)
-	if u == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: PostgreSQL tests cannot be skipped in CI (run scripts/test.sh)", PGVariable)
-		}
-		t.Skipf("%s is not set: run scripts/test.sh for the PostgreSQL tests", PGVariable)
-	}
-	return u
+	return testenv.Require(t, PGVariable, "run scripts/test.sh, which starts PostgreSQL, for the PostgreSQL tests")
 }
 
 // NewPGDatabase creates a database of its own for the test and returns its

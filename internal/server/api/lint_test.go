@@ -10,6 +10,7 @@ import (
 
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/server/api"
+	"github.com/etl-craft/etl-craft/internal/testenv"
 )
 
 // redoclyVariable names the Redocly CLI the lint runs; scripts/test.sh
@@ -23,13 +24,7 @@ const redoclyVariable = "ETL_CRAFT_REDOCLY"
 // Without the linter the test is skipped, except under CI, where it fails.
 func TestTheServedOpenAPIDocumentPassesTheLinter(t *testing.T) {
 	t.Parallel()
-	redocly := os.Getenv(redoclyVariable)
-	if redocly == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: scripts/test.sh installs Redocly CLI from scripts/openapi-lint and sets it", redoclyVariable)
-		}
-		t.Skipf("%s is not set (scripts/test.sh sets it)", redoclyVariable)
-	}
+	redocly := testenv.Require(t, redoclyVariable, "scripts/test.sh installs Redocly CLI from scripts/openapi-lint and sets it")
 	f := newFixture(t, engine.SQLite)
 	res, err := http.Get(f.srv.URL + api.Prefix + "/openapi.json")
 	if err != nil {
