@@ -69,7 +69,7 @@ func BenchmarkConsolePages(b *testing.B) {
 
 // fillBench writes the benchmark's pipelines and runs, and returns the id
 // of GRID's newest run.
-func fillBench(b *testing.B, db *engine.DB) int64 {
+func fillBench(b testing.TB, db *engine.DB) int64 {
 	b.Helper()
 	build := pipelinetest.New(b, db)
 	now := time.Now().Add(-time.Hour)

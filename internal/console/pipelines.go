@@ -2,6 +2,8 @@ package console
 
 import (
 	"fmt"
+	"html"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -53,8 +55,9 @@ type pipelineRow struct {
 	Active *activeRun
 	Queued int
 	SLA    slaView
-	// Recent are its last runs, oldest first.
-	Recent []runCell
+	// Recent are its last runs as squares, oldest first ("" when it
+	// never ran).
+	Recent template.HTML
 }
 
 // runCell is one run as a status square.
@@ -62,6 +65,38 @@ type runCell struct {
 	ID     int64
 	Status statusView
 	Title  string
+}
+
+// writeHTML writes the run's square: a link to the run (writeStatusLink).
+// The pages write squares here rather than in their templates: the
+// pipelines page shows 500 of them (see docs/benchmarks.md).
+func (c runCell) writeHTML(b *strings.Builder) {
+	writeStatusLink(b, "sq", c.Status, runPath(c.ID), c.Title)
+}
+
+// writeStatusLink writes a link to href shown as the status's icon, with
+// its title on hover and for a screen reader, of the class kind and the
+// status's class. Every value is escaped for its attribute or text.
+func writeStatusLink(b *strings.Builder, kind string, st statusView, href, title string) {
+	title = html.EscapeString(title)
+	b.WriteString(`<a class="` + kind + " ")
+	b.WriteString(html.EscapeString(st.Class))
+	b.WriteString(`" href="`)
+	b.WriteString(html.EscapeString(href))
+	b.WriteString(`" title="`)
+	b.WriteString(title)
+	b.WriteString(`" aria-label="`)
+	b.WriteString(title)
+	b.WriteString(`"><span aria-hidden="true">`)
+	b.WriteString(html.EscapeString(st.Icon))
+	b.WriteString(`</span></a>`)
+}
+
+// HTML is the run's square.
+func (c runCell) HTML() template.HTML {
+	var b strings.Builder
+	c.writeHTML(&b)
+	return template.HTML(b.String())
 }
 
 // cellOf is the square of a run.
@@ -103,6 +138,19 @@ func slaOf(v report.PipelineView, active *activeRun, last latestRun, now time.Ti
 	return slaView{Status: status, Breached: status == string(records.SLABreached)}
 }
 
+// settle sets the row's last run's status, its state and its SLA state
+// from its last run (the zero latestRun when it never ran).
+func (row *pipelineRow) settle(last latestRun, now time.Time) {
+	row.Last = last.Status
+	row.State = statusOf(row.Last)
+	if row.Active != nil {
+		row.State = statusOf(string(records.RunInProgress))
+	} else if row.Last == "" {
+		row.State.Word = "NEVER RUN"
+	}
+	row.SLA = slaOf(row.PipelineView, row.Active, last, now)
+}
+
 // pipelinesBody is the pipelines page.
 type pipelinesBody struct {
 	Rows    []pipelineRow
@@ -129,10 +177,15 @@ func (c *Console) pipelinesPage(w http.ResponseWriter, r *http.Request, s *sessi
 		c.fail(w, r, s, err)
 		return
 	}
-	latest, err := latestRuns(ctx, c.p.DB)
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
+	// The state filter needs every pipeline's last run; the whole list
+	// (the page most often opened) needs only those of the pipelines it
+	// shows, whose last runs it reads anyway.
+	var latest map[int64]latestRun
+	if filter > 0 {
+		if latest, err = latestRuns(ctx, c.p.DB); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
 	}
 	active, queued, err := activeRuns(ctx, c.p.DB)
 	if err != nil {
@@ -142,19 +195,17 @@ func (c *Console) pipelinesPage(w http.ResponseWriter, r *http.Request, s *sessi
 	text := strings.ToLower(body.Text)
 	var kept []pipelineRow
 	for _, v := range list.Pipelines {
-		row := pipelineRow{PipelineView: v, Last: latest[v.PipelineID].Status, Queued: queued[v.PipelineID]}
+		if text != "" && !strings.Contains(strings.ToLower(v.PipelineCode), text) && !strings.Contains(strings.ToLower(v.PipelineName), text) {
+			continue
+		}
+		row := pipelineRow{PipelineView: v, Queued: queued[v.PipelineID]}
 		if a, ok := active[v.PipelineID]; ok {
 			row.Active = &a
 		}
-		row.State = statusOf(row.Last)
-		if row.Active != nil {
-			row.State = statusOf(string(records.RunInProgress))
-		} else if row.Last == "" {
-			row.State.Word = "NEVER RUN"
+		if latest != nil {
+			row.settle(latest[v.PipelineID], now)
 		}
-		row.SLA = slaOf(v, row.Active, latest[v.PipelineID], now)
-		matches := text == "" || strings.Contains(strings.ToLower(v.PipelineCode), text) || strings.Contains(strings.ToLower(v.PipelineName), text)
-		if matches && pipelineFilters[filter].keep(row) {
+		if pipelineFilters[filter].keep(row) {
 			kept = append(kept, row)
 		}
 	}
@@ -172,11 +223,22 @@ func (c *Console) pipelinesPage(w http.ResponseWriter, r *http.Request, s *sessi
 		c.fail(w, r, s, err)
 		return
 	}
+	var squares strings.Builder
 	for i := range body.Rows {
-		runs := recent[body.Rows[i].PipelineID]
-		for j := len(runs) - 1; j >= 0; j-- {
-			body.Rows[i].Recent = append(body.Rows[i].Recent, cellOf(runs[j]))
+		row := &body.Rows[i]
+		runs := recent[row.PipelineID]
+		if latest == nil {
+			var last latestRun
+			if len(runs) > 0 {
+				last = latestRun{ID: runs[0].ID, Status: string(runs[0].Status), SLAStatus: runs[0].SLAStatus.String}
+			}
+			row.settle(last, now)
 		}
+		squares.Reset()
+		for j := len(runs) - 1; j >= 0; j-- {
+			cellOf(runs[j]).writeHTML(&squares)
+		}
+		row.Recent = template.HTML(squares.String())
 	}
 	pageURL := func(n int) string {
 		v := url.Values{}

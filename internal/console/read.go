@@ -134,7 +134,9 @@ func pipelineRuns(ctx context.Context, q engine.Querier, pipelineID int64, n int
 		"WHERE r.PIPELINE_ID = $1 ORDER BY r.PIPELINE_RUN_ID DESC LIMIT $2", pipelineID, n)
 }
 
-// taskRunsOf returns the task runs of the runs, by run id and task id.
+// taskRunsOf returns what the grid shows of the task runs of the runs
+// (their status, start, end and attempt count), by run id and task id: one
+// read of the task run log alone.
 func taskRunsOf(ctx context.Context, q engine.Querier, runs []records.Run) (map[int64]map[int64]records.TaskRun, error) {
 	out := map[int64]map[int64]records.TaskRun{}
 	if len(runs) == 0 {
@@ -147,15 +149,20 @@ func taskRunsOf(ctx context.Context, q engine.Querier, runs []records.Run) (map[
 		args[i] = r.ID
 		out[r.ID] = map[int64]records.TaskRun{}
 	}
-	list, err := records.QueryTaskRuns(ctx, q, "SELECT "+records.TaskRunColumns+records.TaskRunsFrom+
-		"WHERE tr.PIPELINE_RUN_ID IN ("+strings.Join(marks, ", ")+")", args...)
+	rows, err := q.QueryContext(ctx, `SELECT PIPELINE_RUN_ID, TASK_ID, STATUS, START_DATE, END_DATE, ATTEMPT_COUNT FROM AUD_TASK_RUN_LOG
+		WHERE PIPELINE_RUN_ID IN (`+strings.Join(marks, ", ")+")", args...)
 	if err != nil {
-		return nil, err
+		return nil, readError(err, "AUD_TASK_RUN_LOG")
 	}
-	for _, t := range list {
+	defer rows.Close()
+	for rows.Next() {
+		var t records.TaskRun
+		if err := rows.Scan(&t.PipelineRunID, &t.TaskID, &t.Status, &t.Start, &t.End, &t.AttemptCount); err != nil {
+			return nil, readError(err, "AUD_TASK_RUN_LOG")
+		}
 		out[t.PipelineRunID][t.TaskID] = t
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // runAttempts returns every attempt under the run, in the order they were
