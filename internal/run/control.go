@@ -191,7 +191,7 @@ func (s *Supervisor) Mark(ctx context.Context, req MarkRequest) (Change, error) 
 		}
 		c.Message = fmt.Sprintf("%s: marked %s under pipeline_run_id=%d (was %s)", what, req.Status, r.ID, was)
 		if runEnded(r.Status) {
-			if err := s.reopenForOperator(ctx, tx, g, r, req.Reason); err != nil {
+			if err := s.reopenForOperator(ctx, tx, g, r, "", req.Reason); err != nil {
 				return err
 			}
 			c.Message += fmt.Sprintf("; the run was %s and is %s again", r.Status, RunInProgress)
@@ -219,10 +219,11 @@ func (s *Supervisor) Mark(ctx context.Context, req MarkRequest) (Change, error) 
 }
 
 // reopenForOperator reopens an ended run for an operator's change, in the
-// operator's transaction. A run that cannot be reopened because another run
-// of the pipeline is in progress is a run-state error (exit 9).
-func (s *Supervisor) reopenForOperator(ctx context.Context, tx *wtx, g *pipeline.Graph, r runRow, reason string) error {
-	err := reopenRun(ctx, tx, r.ID, 0, reason)
+// operator's transaction, held by owner ("": by no one). A run that cannot
+// be reopened because another run of the pipeline is in progress is a
+// run-state error (exit 9).
+func (s *Supervisor) reopenForOperator(ctx context.Context, tx *wtx, g *pipeline.Graph, r runRow, owner, reason string) error {
+	err := reopenRun(ctx, tx, r.ID, 0, owner, reason)
 	if exit.Is(err, exit.StaleTransition) {
 		return exit.Errorf(exit.RunState, "pipeline %s: pipeline_run_id=%d cannot be reopened: %v", g.Pipeline.Code, r.ID, err)
 	}

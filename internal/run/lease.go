@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/etl-craft/etl-craft/internal/exit"
 )
 
 // Lease timing: a run or attempt lease lasts LeaseDuration and its holder
@@ -82,6 +85,37 @@ func hold(owner string) (drop func()) {
 func holding(owner string) bool {
 	_, ok := held.Load(owner)
 	return ok
+}
+
+// keepRun renews owner's lease on the run every renewEvery until the
+// returned func is called, which then gives the lease up if owner still
+// holds it (a run that was ended meanwhile has no owner left to release).
+func (s *Supervisor) keepRun(ctx context.Context, id int64, owner string) (stop func()) {
+	ctx = context.WithoutCancel(ctx)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(s.renewEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				if err := inTx(ctx, s.opts.DB, func(tx *wtx) error { return renewRun(ctx, tx, id, owner, time.Now()) }); err != nil {
+					s.log.Warn("could not renew the run's lease; trying again", "pipeline_run_id", id, "error", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+		err := inTx(ctx, s.opts.DB, func(tx *wtx) error { return releaseRun(ctx, tx, id, owner) })
+		if err != nil && !exit.Is(err, exit.StaleTransition) {
+			s.log.Warn("could not give up the run's lease", "pipeline_run_id", id, "error", err)
+		}
+	}
 }
 
 // errEnded is processStart's answer for a process that has ended but was not

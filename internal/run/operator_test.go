@@ -336,3 +336,42 @@ func TestMarkingAStaleTask(t *testing.T) {
 		}
 	})
 }
+
+// A rerun of an ended run holds the run it reopened while the task runs
+// again: a server (another supervisor) finds a run it may not take, not an
+// unowned run whose queued attempt it would claim before the rerun does
+// (the console's rerun under a server was refused "cannot claim: expected
+// status QUEUED and due, found status RUNNING" that way). Once the rerun
+// has ended the run again, nobody holds it.
+func TestARerunHoldsTheRunItReopened(t *testing.T) {
+	t.Parallel()
+	pipelinetest.Each(t, func(t *testing.T, db *engine.DB) {
+		f := newFixture(t, db)
+		f.b.Pipeline("P", "FULL")
+		f.task("P", "a", "fail")
+		failed := f.runPipeline("P")
+		f.h.waitStarted(t, "a") // the failed attempt's start
+		f.setBehaviour("P", "a", "block")
+		done := make(chan Outcome)
+		go func() {
+			out, err := f.supervisor().Rerun(f.ctx(), Request{PipelineCode: "P", TaskCode: "a", RunID: failed.RunID, Reason: "fixed"}, false)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- out
+		}()
+		f.h.waitStarted(t, "a")
+		if owner := f.nullString("SELECT OWNER_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", failed.RunID); !owner.Valid {
+			t.Error("the reopened run has no owner while its task runs again")
+		}
+		wantCode(t, f.tx(func(tx *wtx) error { return takeRun(f.ctx(), tx, failed.RunID, NewOwner(), time.Now()) }),
+			exit.StaleTransition, "is supervised by")
+		close(f.h.gate("a"))
+		if out := <-done; out.Status != RunSuccess {
+			t.Fatalf("%q", out.String())
+		}
+		if owner := f.nullString("SELECT OWNER_ID FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", failed.RunID); owner.Valid {
+			t.Fatalf("the ended run is held by %s", owner.String)
+		}
+	})
+}

@@ -43,6 +43,15 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 			g.Pipeline.Code, r.ID, g.Pipeline.Code)
 	}
 	ended := runEnded(r.Status)
+	if ended {
+		// The reopened run is held by this rerun until it ends it again
+		// or lets it go: a server sees a run it may not take, rather than
+		// a run with no owner whose queued attempt it would claim first.
+		owner := NewOwner()
+		r.Owner = owner
+		defer hold(owner)()
+		defer s.keepRun(ctx, r.ID, owner)()
+	}
 	var ran, left []string
 	failedBefore := false
 	tasks := []*pipeline.Task{t}
@@ -132,16 +141,16 @@ func (s *Supervisor) Rerun(ctx context.Context, req Request, withDownstream bool
 }
 
 // queueRerun queues the rerun's attempt of a task, reopening the run first
-// when it has ended, and records the RERUN, all in one transaction: a
-// server that sees the reopened run sees the attempt queued with it, and
-// never queues one of its own for the task meanwhile.
+// when it has ended (held by r.Owner), and records the RERUN, all in one
+// transaction: a server that sees the reopened run sees the attempt queued
+// with it, and never queues one of its own for the task meanwhile.
 func (s *Supervisor) queueRerun(ctx context.Context, g *pipeline.Graph, r *runRow, t *pipeline.Task, row taskRunRow, hasRow bool,
 	reason string) (queued, error) {
 	var q queued
 	reopened := runEnded(r.Status)
 	err := inTx(ctx, s.opts.DB, func(tx *wtx) (err error) {
 		if reopened {
-			if err := s.reopenForOperator(ctx, tx, g, *r, reason); err != nil {
+			if err := s.reopenForOperator(ctx, tx, g, *r, r.Owner, reason); err != nil {
 				return err
 			}
 		}
@@ -149,7 +158,7 @@ func (s *Supervisor) queueRerun(ctx context.Context, g *pipeline.Graph, r *runRo
 		return err
 	})
 	if err == nil && reopened {
-		r.Status, r.Owner = RunInProgress, ""
+		r.Status = RunInProgress
 	}
 	return q, err
 }

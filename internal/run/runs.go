@@ -164,7 +164,7 @@ func (s *Supervisor) bindRun(ctx context.Context, g *pipeline.Graph, st start) (
 		case r.Status == RunQueued:
 			return s.admit(ctx, tx, g, &b.run, st.owner, now)
 		case runEnded(r.Status) && st.reopen != "" && r.Status != RunCancelled:
-			if err := reopenRun(ctx, tx, r.ID, 0, st.reopen); err != nil {
+			if err := reopenRun(ctx, tx, r.ID, 0, "", st.reopen); err != nil {
 				return err
 			}
 			b.run.Status = RunInProgress

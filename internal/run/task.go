@@ -102,7 +102,7 @@ func (s *Supervisor) RunTask(ctx context.Context, req Request) (Outcome, error) 
 	reopened := false
 	if runEnded(r.Status) {
 		if err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
-			return reopenRun(ctx, tx, r.ID, t.ID, "task "+t.Code+" forced to run again under the ended run")
+			return reopenRun(ctx, tx, r.ID, t.ID, "", "task "+t.Code+" forced to run again under the ended run")
 		}); err != nil {
 			return out, err
 		}
@@ -290,7 +290,7 @@ func (s *Supervisor) runForOrchestrator(ctx context.Context, g *pipeline.Graph, 
 		s.log.Warn("the orchestrator ran a task of an ended run: the run is "+RunInProgress+" again until {finalize_only} ends it",
 			"pipeline_run_id", r.ID, "task", t.Code, "was", r.Status)
 		if err := inTx(ctx, s.opts.DB, func(tx *wtx) error {
-			return reopenRun(ctx, tx, r.ID, t.ID, "the orchestrator ran "+t.Code+" again after the run ended "+r.Status)
+			return reopenRun(ctx, tx, r.ID, t.ID, "", "the orchestrator ran "+t.Code+" again after the run ended "+r.Status)
 		}); err != nil {
 			return out, err
 		}
@@ -357,7 +357,7 @@ func (s *Supervisor) refinish(ctx context.Context, g *pipeline.Graph, r runRow) 
 			len(open), strings.Join(open, ", "), g.Pipeline.Code)
 		return out, nil
 	}
-	return s.finish(context.WithoutCancel(ctx), g, r, "", "")
+	return s.finish(context.WithoutCancel(ctx), g, r, r.Owner, "")
 }
 
 // judgeTask judges a single task's dependencies on its own pipeline's tasks

@@ -317,9 +317,10 @@ func insertEndedRun(ctx context.Context, tx *wtx, r newRun, status string, now t
 
 // reopenRun puts an ended run back IN-PROGRESS for a repair
 // (gate.BeginRepair: REPAIR_PENDING 'Y') and records the REOPEN intervention
-// with the reason, in the same transaction. A CANCELLED
-// run is never reopened; another active run of the pipeline makes it stale.
-func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, reason string) error {
+// with the reason, in the same transaction, held by owner (a lease) or by
+// no one when owner is "". A CANCELLED run is never reopened; another
+// active run of the pipeline makes it stale.
+func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, owner, reason string) error {
 	var pipelineID int64
 	var from string
 	err := tx.QueryRowContext(ctx, "SELECT PIPELINE_ID, STATUS FROM AUD_PIPELINES_RUN_LOG WHERE PIPELINE_RUN_ID = $1", id).
@@ -333,9 +334,13 @@ func reopenRun(ctx context.Context, tx *wtx, id int64, taskID int64, reason stri
 	if !runEnded(from) || from == RunCancelled {
 		return stale(runsTable, id, "reopen", "status SUCCESS, FAILED or SKIPPED", "status "+from)
 	}
+	var holder, lease any
+	if owner != "" {
+		holder, lease = owner, tx.TimeArg(time.Now().Add(LeaseDuration))
+	}
 	res, err := tx.ExecContext(ctx, `UPDATE AUD_PIPELINES_RUN_LOG
-		SET STATUS = $2, END_DATE = NULL, ENDED_BY = NULL, ENDED_BY_KIND = NULL
-		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $3`, id, RunInProgress, from)
+		SET STATUS = $2, END_DATE = NULL, ENDED_BY = NULL, ENDED_BY_KIND = NULL, OWNER_ID = $4, LEASE_EXPIRES_AT = $5
+		WHERE PIPELINE_RUN_ID = $1 AND STATUS = $3`, id, RunInProgress, from, holder, lease)
 	if err != nil && tx.isUnique(err) {
 		other, _ := activeRunOf(ctx, tx.db, pipelineID)
 		return stale(runsTable, id, "reopen", "no other "+RunInProgress+" run of the pipeline",

@@ -437,7 +437,9 @@ func TestRunStateMatrix(t *testing.T) {
 				}
 			}},
 			{"reopen", []string{RunSuccess, RunFailed, RunSkipped}, func(id int64, _ string) func(context.Context, *wtx, time.Time) error {
-				return func(ctx context.Context, tx *wtx, now time.Time) error { return reopenRun(ctx, tx, id, 0, "repair") }
+				return func(ctx context.Context, tx *wtx, now time.Time) error {
+					return reopenRun(ctx, tx, id, 0, "", "repair")
+				}
 			}},
 		}
 		n := 0
@@ -533,7 +535,7 @@ func TestRunGuards(t *testing.T) {
 		}
 		active := l.startRun("Q", "o2")
 		err = l.do(func(ctx context.Context, tx *wtx, now time.Time) error {
-			return reopenRun(ctx, tx, failedRun, 0, "repair")
+			return reopenRun(ctx, tx, failedRun, 0, "", "repair")
 		})
 		wantCode(t, err, exit.StaleTransition, fmt.Sprintf("pipeline_run_id=%d IN-PROGRESS", active))
 		var status string
@@ -630,7 +632,7 @@ func TestReopenRecordsItsIntervention(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := l.do(func(ctx context.Context, tx *wtx, now time.Time) error {
-			return reopenRun(ctx, tx, l.run, 0, "fix the feed")
+			return reopenRun(ctx, tx, l.run, 0, "", "fix the feed")
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -693,7 +695,7 @@ func TestMissingRowsAndInvalidTargetsAreRefused(t *testing.T) {
 			"run": func(ctx context.Context, tx *wtx, now time.Time) error {
 				return endErr(finishRun(ctx, tx, 9999, "o", runEnding{Status: RunSuccess}, now))
 			},
-			"reopen": func(ctx context.Context, tx *wtx, now time.Time) error { return reopenRun(ctx, tx, 9999, 0, "x") },
+			"reopen": func(ctx context.Context, tx *wtx, now time.Time) error { return reopenRun(ctx, tx, 9999, 0, "", "x") },
 		} {
 			err := l.do(fn)
 			if exit.CodeOf(err) != exit.StaleTransition || !strings.Contains(err.Error(), "row_id=9999") || !strings.Contains(err.Error(), "found missing") {
