@@ -258,6 +258,9 @@ type Warehouse struct {
 	JDBCURL string
 	// DuckDBPath is the absolute DuckDB file; "" means in memory.
 	DuckDBPath string
+	// MemoryLimit is a DuckDB profile's memory_limit (such as 2GiB); ""
+	// means the warehouse package's default.
+	MemoryLimit string
 	// Catalog is the first part of every catalog.schema.table name.
 	Catalog string
 	// Schema is the profile's schema (a plain identifier).

@@ -122,6 +122,12 @@ func (l *loader) urlWarehouse(f *fields, name value, declared string, w *Warehou
 		authKey = authmode.DuckDBIceberg
 		allowed = append(allowed, icebergKeys...)
 	}
+	if w.Dialect == DialectDuckDB {
+		allowed = append(allowed, "memory_limit")
+		if w.MemoryLimit, err = memoryLimit(f); err != nil {
+			return err
+		}
+	}
 	if err := f.unknown(allowed); err != nil {
 		return err
 	}
@@ -177,6 +183,21 @@ func (l *loader) warehouseURL(f *fields, raw value, w *Warehouse) error {
 	}
 	w.Host, w.Port, w.Database, w.Params, w.Catalog = u.host, u.port, u.path, paramMap(u.query), catalog
 	return nil
+}
+
+// memorySize is a DuckDB memory size: a number and a unit of bytes.
+var memorySize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$`)
+
+// memoryLimit reads a DuckDB profile's memory_limit, "" when absent.
+func memoryLimit(f *fields) (string, error) {
+	v, err := f.get("memory_limit")
+	if err != nil || !v.set {
+		return "", err
+	}
+	if !memorySize.MatchString(v.text) {
+		return "", f.l.bad(v, "must be a size such as 512MB or 2GiB (KB, MB, GB, TB, KiB, MiB, GiB or TiB); got '%s'", v.text)
+	}
+	return v.text, nil
 }
 
 // duckdbURL reads jdbc:duckdb:<file>, or bare jdbc:duckdb: for a database in

@@ -27,6 +27,8 @@ func TestWarehouseShapes(t *testing.T) {
 			Endpoint: Endpoint{Host: "wh.example.com", Port: 5433, Database: "analytics"}}},
 		{"duckdb in memory", "  dev:\n    jdbc_url: 'jdbc:duckdb:'\n    schema: main\n",
 			Warehouse{Name: "DuckDB", Dialect: "duckdb", TableFormat: "native", Catalog: "memory", Schema: "main", JDBCURL: "jdbc:duckdb:"}},
+		{"duckdb memory limit", "  dev:\n    jdbc_url: 'jdbc:duckdb:'\n    schema: main\n    memory_limit: 2GiB\n",
+			Warehouse{Name: "DuckDB", Dialect: "duckdb", TableFormat: "native", Catalog: "memory", Schema: "main", JDBCURL: "jdbc:duckdb:", MemoryLimit: "2GiB"}},
 		{"trino", `  dev:
     jdbc_url: jdbc:trino://trino.local/lake/Sales
     schema: sales
@@ -182,6 +184,10 @@ func TestWarehouseErrors(t *testing.T) {
 		{"trino needs a catalog", "  dev:\n    jdbc_url: jdbc:trino://h:8080/\n    schema: s\n    auth_mode: none\n", "is not of the form jdbc:trino://"},
 		{"trino auth mode", "  dev:\n    jdbc_url: jdbc:trino://h/lake\n    schema: s\n    auth_mode: sts\n",
 			"Warehouse.dev.auth_mode: must be one of key_file, none, oauth, password, sso, token; got 'sts'"},
+		{"duckdb memory limit not a size", "  dev:\n    jdbc_url: jdbc:duckdb:w.duckdb\n    schema: s\n    memory_limit: 80%\n",
+			":14: Warehouse.dev.memory_limit: must be a size such as 512MB or 2GiB (KB, MB, GB, TB, KiB, MiB, GiB or TiB); got '80%'"},
+		{"memory limit is DuckDB's", "  dev:\n    jdbc_url: jdbc:postgresql://h/d\n" + pgFields + "    memory_limit: 1GB\n",
+			"Warehouse.dev: unknown key 'memory_limit'"},
 		{"duckdb auth mode", "  dev:\n    jdbc_url: jdbc:duckdb:w.duckdb\n    schema: s\n    auth_mode: password\n",
 			"must be one of none; got 'password'"},
 		{"databricks needs httpPath", "  dev:\n    jdbc_url: jdbc:databricks://h:443/default;ConnCatalog=c\n    schema: s\n    auth_mode: token\n    secret: DBX_TOKEN\n",

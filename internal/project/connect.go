@@ -44,6 +44,7 @@ func WarehouseOptions(cfg *config.Config) *warehouse.Options {
 		TableFormat: warehouse.TableFormat(w.TableFormat),
 		Storage:     warehouse.Storage{ExternalVolume: cfg.Cloning.ExternalVolume, BaseLocation: cfg.Cloning.BaseLocation},
 		Path:        w.DuckDBPath,
+		MemoryLimit: w.MemoryLimit,
 		Host:        w.Host,
 		Port:        w.Port,
 		Database:    w.Database,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,7 +72,7 @@ func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error)
 			return nil, &exit.Error{Code: exit.Configuration, Err: &NotCreatedError{Path: path}}
 		}
 	}
-	db, file, release, err := acquireDuckDB(path)
+	db, file, release, err := acquireDuckDB(path, opts.MemoryLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +91,33 @@ func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error)
 // duckdbIdleConns is how many idle connections a DuckDB handle keeps.
 const duckdbIdleConns = 16
 
+// DuckDBMemoryLimit is the memory a DuckDB warehouse may use when its
+// profile sets no memory_limit: its buffers, the rows not yet checkpointed
+// into the file and its queries' working memory, beyond which DuckDB
+// spills to a temporary folder beside the file or fails the query. DuckDB's
+// own default, 80 % of the machine's memory, lets a long-lived server's
+// cache grow with the warehouse.
+const DuckDBMemoryLimit = "1GiB"
+
+// duckdbConfig is the DSN query that configures a DuckDB database when it
+// is opened: the memory limit, and jemalloc's background threads, which
+// give memory DuckDB has freed back to the operating system after a few
+// seconds. Without them the allocator keeps the peak of every query a
+// server has run (docs/benchmarks.md, "Where the soak's memory is").
+func duckdbConfig(memoryLimit string) string {
+	if memoryLimit == "" {
+		memoryLimit = DuckDBMemoryLimit
+	}
+	return "?" + url.Values{"memory_limit": {memoryLimit}, "allocator_background_threads": {"true"}}.Encode()
+}
+
 // acquireDuckDB returns the process's handle on a DuckDB file, opening it on
-// first use, the file it opened (nil in memory), and the function that gives
-// the handle back. An in-memory database is never shared.
-func acquireDuckDB(path string) (*sql.DB, *openedFile, func() error, error) {
+// first use with memoryLimit (duckdbConfig), the file it opened (nil in
+// memory), and the function that gives the handle back. An in-memory
+// database is never shared.
+func acquireDuckDB(path, memoryLimit string) (*sql.DB, *openedFile, func() error, error) {
 	open := func() (*sql.DB, error) {
-		c, err := duckdb.NewConnector(path, pinUTC)
+		c, err := duckdb.NewConnector(path+duckdbConfig(memoryLimit), pinUTC)
 		if err != nil {
 			// A folder missing or closed, a file that is not DuckDB's: the
 			// connection fails, as a server's would.

@@ -174,6 +174,29 @@ func TestDuckDBOneHandlePerFile(t *testing.T) {
 	}
 }
 
+// A DuckDB warehouse is opened with a bounded memory limit, DuckDBMemoryLimit
+// unless the options name one, and with the allocator's background threads,
+// which give freed memory back: DuckDB's defaults (80 % of the machine's
+// memory, freed memory kept) let a server's memory grow with its history.
+func TestDuckDBMemoryIsBounded(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ limit, want string }{{"", "1.0 GiB"}, {"256MiB", "256.0 MiB"}} {
+		for _, path := range []string{filepath.Join(t.TempDir(), "warehouse.duckdb"), ""} {
+			w, err := Open(t.Context(), Options{Kind: DuckDB, Path: path, Schema: "main", MemoryLimit: c.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := queryValue[string](t, w, "SELECT current_setting('memory_limit')"); got != c.want {
+				t.Errorf("file %q with MemoryLimit %q: memory_limit %s, want %s", path, c.limit, got, c.want)
+			}
+			if got := queryValue[string](t, w, "SELECT value FROM duckdb_settings() WHERE name = 'allocator_background_threads'"); got != "true" {
+				t.Errorf("file %q: allocator_background_threads %s, want true", path, got)
+			}
+			w.Close()
+		}
+	}
+}
+
 func TestDuckDBFileNameMustBeAnIdentifier(t *testing.T) {
 	t.Parallel()
 	_, err := Open(context.Background(), Options{Kind: DuckDB, Path: filepath.Join(t.TempDir(), "my-warehouse.duckdb")})

@@ -57,6 +57,10 @@ type Options struct {
 	// Existing opens only a warehouse that exists: a missing DuckDB file
 	// is an error (exit 3) instead of being created, as checks need.
 	Existing bool
+	// MemoryLimit is DuckDB's memory_limit, a size such as 512MB or 2GiB;
+	// empty means DuckDBMemoryLimit. A file is opened once per process, so
+	// the first opening's limit holds until it is closed.
+	MemoryLimit string
 
 	Host     string
 	Port     int               // zero means the warehouse's default port
