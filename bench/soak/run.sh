@@ -17,6 +17,16 @@
 #                      its samples, one every 10 s, over the minute before)
 #   rss-end-MiB        ... and at the end (over the last minute)
 #   rss-end/5m         their ratio: memory must not grow with time
+#   anon-5m-MiB, anon-end-MiB
+#                      of it, what the process allocated (RssAnon): Go's and
+#                      the C libraries' (DuckDB's, SQLite's) memory
+#   go-heap-5m-MiB, go-heap-end-MiB
+#                      of that, the Go heap in use (go_memstats_heap_inuse_bytes
+#                      from the server's /metrics)
+#   file-5m-MiB, file-end-MiB
+#                      the files mapped in (RssFile): the executable's code and
+#                      the SQLite Engine DB's pages (PRAGMA mmap_size), which
+#                      are the operating system's cache of the file
 #   loadavg            the machine's mean load average (1 minute) over the soak
 # and logs the memory line, one sample a minute.
 #

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +42,8 @@ const (
 // the server killed with SIGKILL every few minutes and started again; then
 // it reports the runs ended, the kills, the LOST attempts, the p99 of the
 // queue age (a run's creation to its first attempt's start) and the
-// server's resident memory at 5 minutes and at the end, with their ratio,
+// server's resident memory at 5 minutes and at the end, with their ratio
+// and its parts (allocated, of which the Go heap, and files mapped in),
 // and the machine's mean load average over the soak; and last it lets every
 // run end under a last server, for at most giveUp, and checks them as the
 // chaos test does. bench/soak/run.sh runs it.
@@ -77,18 +77,25 @@ func envDuration(b *testing.B, name string, def time.Duration, zero bool) time.D
 	return d
 }
 
-// sample is the server's resident memory, and the machine's load, at a
-// moment of the soak.
+// sample is the server's memory, and the machine's load, at a moment of
+// the soak.
 type sample struct {
 	at, age time.Duration
 	pid     int
-	rss     int64 // KiB
-	load    float64
+	mem     e2e.Memory // KiB
+	// goHeap is the Go heap in use (go_memstats_heap_inuse_bytes), in
+	// KiB; -1 when the server did not answer its /metrics.
+	goHeap int64
+	load   float64
 }
 
 // measure samples the server's memory and the machine's load.
-func measure(b *testing.B, start, born time.Time, s *e2e.Server) sample {
-	return sample{at: time.Since(start), age: time.Since(born), pid: s.Pid(), rss: residentKiB(b, s.Pid()), load: loadAverage(b)}
+func measure(b *testing.B, start, born time.Time, s *e2e.Server, token string) sample {
+	goHeap := int64(-1)
+	if f, err := s.TryScrape(token); err == nil {
+		goHeap = int64(f.Sum("go_memstats_heap_inuse_bytes")) / 1024
+	}
+	return sample{at: time.Since(start), age: time.Since(born), pid: s.Pid(), mem: s.Memory(), goHeap: goHeap, load: loadAverage(b)}
 }
 
 func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
@@ -114,13 +121,13 @@ func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
 		for time.Now().Before(nextKill) && time.Now().Before(end) {
 			if time.Since(lastSample) >= sampleEvery {
 				lastSample = time.Now()
-				samples = append(samples, measure(b, start, born, s))
+				samples = append(samples, measure(b, start, born, s, token))
 			}
 			triggerRuns(b, s, token, idle(w, db))
 			time.Sleep(time.Second)
 		}
 		if !time.Now().Before(end) {
-			samples = append(samples, measure(b, start, born, s))
+			samples = append(samples, measure(b, start, born, s, token))
 		}
 		s.Kill()
 		killed[s.Pid()] = true
@@ -168,24 +175,6 @@ func idle(w *workload, db *engine.DB) []string {
 	return out
 }
 
-// residentKiB reads a process's resident memory (VmRSS) from /proc.
-func residentKiB(b *testing.B, pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0 // the process has just ended
-	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				b.Fatalf("/proc/%d/status: %q", pid, line)
-			}
-			return kib
-		}
-	}
-	return 0
-}
-
 // report logs the memory line and reports the soak's figures.
 func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	var line strings.Builder
@@ -193,8 +182,8 @@ func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	for _, s := range samples {
 		load += s.load / float64(len(samples))
 		if s.at%time.Minute < sampleEvery || s == samples[len(samples)-1] {
-			fmt.Fprintf(&line, "%6.1f min  pid %-7d age %5.1f min  rss %6.1f MiB  load %5.1f\n",
-				s.at.Minutes(), s.pid, s.age.Minutes(), float64(s.rss)/1024, s.load)
+			fmt.Fprintf(&line, "%6.1f min  pid %-7d age %5.1f min  rss %6.1f MiB (anonymous %6.1f, Go heap %5.1f, files %5.1f)  load %5.1f\n",
+				s.at.Minutes(), s.pid, s.age.Minutes(), mib(s.mem.Resident), mib(s.mem.Anonymous), mib(s.goHeap), mib(s.mem.File), s.load)
 		}
 	}
 	b.Logf("the server's resident memory:\n%s", line.String())
@@ -202,7 +191,9 @@ func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	// Go heap, DuckDB's buffers): each figure is the mean over a minute.
 	last := samples[len(samples)-1].at
 	five := min(memoryAt, last)
-	at5, atEnd := meanRSS(samples, five-time.Minute, five), meanRSS(samples, last-time.Minute, last)
+	at5 := func(of func(sample) int64) float64 { return mean(samples, five-time.Minute, five, of) }
+	atEnd := func(of func(sample) int64) float64 { return mean(samples, last-time.Minute, last, of) }
+	rss := func(s sample) int64 { return s.mem.Resident }
 	ended := e2e.Count(b, db, "SELECT count(*) FROM AUD_PIPELINES_RUN_LOG WHERE STATUS IN ("+records.SQLEndedRuns+")")
 	lost := e2e.Count(b, db, "SELECT count(*) FROM AUD_TASK_ATTEMPTS WHERE STATUS = $1", records.AttemptLost)
 	b.ReportMetric(float64(ended), "runs-ended")
@@ -211,9 +202,23 @@ func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	ages := queueAges(b, db)
 	b.ReportMetric(ages[len(ages)/2].Seconds(), "queue-age-p50-s")
 	b.ReportMetric(ages[int(0.99*float64(len(ages)-1))].Seconds(), "queue-age-p99-s")
-	b.ReportMetric(at5, "rss-5m-MiB")
-	b.ReportMetric(atEnd, "rss-end-MiB")
-	b.ReportMetric(atEnd/at5, "rss-end/5m")
+	b.ReportMetric(at5(rss), "rss-5m-MiB")
+	b.ReportMetric(atEnd(rss), "rss-end-MiB")
+	b.ReportMetric(atEnd(rss)/at5(rss), "rss-end/5m")
+	// Where it is: what the process allocated, of which the Go heap, and
+	// the files mapped in (the executable, the Engine DB's pages).
+	parts := []struct {
+		name string
+		of   func(sample) int64
+	}{
+		{"anon", func(s sample) int64 { return s.mem.Anonymous }},
+		{"go-heap", func(s sample) int64 { return s.goHeap }},
+		{"file", func(s sample) int64 { return s.mem.File }},
+	}
+	for _, p := range parts {
+		b.ReportMetric(at5(p.of), p.name+"-5m-MiB")
+		b.ReportMetric(atEnd(p.of), p.name+"-end-MiB")
+	}
 	b.ReportMetric(load, "loadavg")
 }
 
@@ -230,17 +235,20 @@ func loadAverage(b *testing.B) float64 {
 	return load
 }
 
-// meanRSS is the mean resident memory, in MiB, of the samples taken in
-// (from, to].
-func meanRSS(samples []sample, from, to time.Duration) float64 {
+// mean is the mean, in MiB, of a figure in KiB of the samples taken in
+// (from, to], leaving out those without it (negative).
+func mean(samples []sample, from, to time.Duration, of func(sample) int64) float64 {
 	var sum, n float64
 	for _, s := range samples {
-		if s.at > from && s.at <= to {
-			sum, n = sum+float64(s.rss), n+1
+		if v := of(s); s.at > from && s.at <= to && v >= 0 {
+			sum, n = sum+float64(v), n+1
 		}
 	}
 	return sum / n / 1024
 }
+
+// mib converts KiB to MiB.
+func mib(kib int64) float64 { return float64(kib) / 1024 }
 
 // queueAges returns how long each run waited, from its creation to its
 // first attempt's start, shortest first.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 
 	dto "github.com/prometheus/client_model/go"
@@ -16,27 +17,33 @@ type Families map[string]*dto.MetricFamily
 // format.
 func (s *Server) Scrape(token string) Families {
 	s.t.Helper()
+	families, err := s.TryScrape(token)
+	if err != nil {
+		s.t.Fatalf("scraping %s: %v", s, err)
+	}
+	return families
+}
+
+// TryScrape is Scrape returning its error, for a caller that goes on
+// without the figures (the soak, whose server may just have been killed).
+func (s *Server) TryScrape(token string) (Families, error) {
 	req, err := http.NewRequest(http.MethodGet, s.API+"/metrics", nil)
 	if err != nil {
-		s.t.Fatal(err)
+		return nil, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		s.t.Fatalf("scraping %s: %v", s, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		s.t.Fatalf("scraping %s: %s", s, resp.Status)
+		return nil, fmt.Errorf("%s", resp.Status)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		s.t.Fatalf("scraping %s: %v", s, err)
-	}
-	return families
+	return parser.TextToMetricFamilies(resp.Body)
 }
 
 // Sum is the sum of the values of the family's series (a counter's or a

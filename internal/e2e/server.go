@@ -106,22 +106,41 @@ const clockTicks = 100
 
 // ResidentKiB is the server's resident memory in KiB (VmRSS), 0 once it
 // has ended.
-func (s *Server) ResidentKiB() int64 {
+func (s *Server) ResidentKiB() int64 { return s.Memory().Resident }
+
+// Memory is a process's resident memory, in KiB, from /proc/<pid>/status.
+type Memory struct {
+	// Resident is all of it (VmRSS): Anonymous and File.
+	Resident int64
+	// Anonymous is the memory the process allocated (RssAnon): Go's heap
+	// and stacks, and the C libraries' (DuckDB's, SQLite's) allocations.
+	Anonymous int64
+	// File is the files' pages mapped in (RssFile): the executable's code
+	// and the SQLite Engine DB's mapped pages, which are the operating
+	// system's cache of the file.
+	File int64
+}
+
+// Memory is the server's resident memory, zero once it has ended.
+func (s *Server) Memory() Memory {
 	s.t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Pid()))
 	if err != nil {
-		return 0
+		return Memory{}
 	}
+	var m Memory
+	fields := map[string]*int64{"VmRSS:": &m.Resident, "RssAnon:": &m.Anonymous, "RssFile:": &m.File}
 	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		name, v, _ := strings.Cut(line, "\t")
+		if field := fields[name]; field != nil {
 			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
 				s.t.Fatalf("/proc/%d/status: %q", s.Pid(), line)
 			}
-			return kib
+			*field = kib
 		}
 	}
-	return 0
+	return m
 }
 
 // Stderr is what the server wrote to stderr so far: its log.
