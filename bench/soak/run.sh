@@ -23,6 +23,9 @@
 #   go-heap-5m-MiB, go-heap-end-MiB
 #                      of that, the Go heap in use (go_memstats_heap_inuse_bytes
 #                      from the server's /metrics)
+#   duckdb-5m-MiB, duckdb-end-MiB
+#                      and the memory DuckDB counts in use
+#                      (etl_craft_warehouse_duckdb_memory_bytes)
 #   file-5m-MiB, file-end-MiB
 #                      the files mapped in (RssFile): the executable's code and
 #                      the SQLite Engine DB's pages (PRAGMA mmap_size), which

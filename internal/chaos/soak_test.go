@@ -43,7 +43,8 @@ const (
 // it reports the runs ended, the kills, the LOST attempts, the p99 of the
 // queue age (a run's creation to its first attempt's start) and the
 // server's resident memory at 5 minutes and at the end, with their ratio
-// and its parts (allocated, of which the Go heap, and files mapped in),
+// and its parts (allocated, of which the Go heap and DuckDB's count, and
+// files mapped in),
 // and the machine's mean load average over the soak; and last it lets every
 // run end under a last server, for at most giveUp, and checks them as the
 // chaos test does. bench/soak/run.sh runs it.
@@ -83,19 +84,21 @@ type sample struct {
 	at, age time.Duration
 	pid     int
 	mem     e2e.Memory // KiB
-	// goHeap is the Go heap in use (go_memstats_heap_inuse_bytes), in
-	// KiB; -1 when the server did not answer its /metrics.
-	goHeap int64
-	load   float64
+	// goHeap is the Go heap in use (go_memstats_heap_inuse_bytes) and
+	// duckdb what DuckDB counts in use (etl_craft_warehouse_duckdb_memory_bytes),
+	// in KiB; -1 when the server did not answer its /metrics.
+	goHeap, duckdb int64
+	load           float64
 }
 
 // measure samples the server's memory and the machine's load.
 func measure(b *testing.B, start, born time.Time, s *e2e.Server, token string) sample {
-	goHeap := int64(-1)
+	goHeap, duckdb := int64(-1), int64(-1)
 	if f, err := s.TryScrape(token); err == nil {
 		goHeap = int64(f.Sum("go_memstats_heap_inuse_bytes")) / 1024
+		duckdb = int64(f.Sum("etl_craft_warehouse_duckdb_memory_bytes")) / 1024
 	}
-	return sample{at: time.Since(start), age: time.Since(born), pid: s.Pid(), mem: s.Memory(), goHeap: goHeap, load: loadAverage(b)}
+	return sample{at: time.Since(start), age: time.Since(born), pid: s.Pid(), mem: s.Memory(), goHeap: goHeap, duckdb: duckdb, load: loadAverage(b)}
 }
 
 func soak(b *testing.B, pair e2e.Pair, duration, killEvery time.Duration) {
@@ -182,8 +185,8 @@ func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	for _, s := range samples {
 		load += s.load / float64(len(samples))
 		if s.at%time.Minute < sampleEvery || s == samples[len(samples)-1] {
-			fmt.Fprintf(&line, "%6.1f min  pid %-7d age %5.1f min  rss %6.1f MiB (anonymous %6.1f, Go heap %5.1f, files %5.1f)  load %5.1f\n",
-				s.at.Minutes(), s.pid, s.age.Minutes(), mib(s.mem.Resident), mib(s.mem.Anonymous), mib(s.goHeap), mib(s.mem.File), s.load)
+			fmt.Fprintf(&line, "%6.1f min  pid %-7d age %5.1f min  rss %6.1f MiB (anonymous %6.1f, Go heap %5.1f, DuckDB %5.1f, files %5.1f)  load %5.1f\n",
+				s.at.Minutes(), s.pid, s.age.Minutes(), mib(s.mem.Resident), mib(s.mem.Anonymous), mib(s.goHeap), mib(s.duckdb), mib(s.mem.File), s.load)
 		}
 	}
 	b.Logf("the server's resident memory:\n%s", line.String())
@@ -205,14 +208,15 @@ func report(b *testing.B, db *engine.DB, samples []sample, kills int) {
 	b.ReportMetric(at5(rss), "rss-5m-MiB")
 	b.ReportMetric(atEnd(rss), "rss-end-MiB")
 	b.ReportMetric(atEnd(rss)/at5(rss), "rss-end/5m")
-	// Where it is: what the process allocated, of which the Go heap, and
-	// the files mapped in (the executable, the Engine DB's pages).
+	// Where it is: what the process allocated, of which the Go heap and
+	// DuckDB's own count, and the files mapped in (the executable, the Engine DB's pages).
 	parts := []struct {
 		name string
 		of   func(sample) int64
 	}{
 		{"anon", func(s sample) int64 { return s.mem.Anonymous }},
 		{"go-heap", func(s sample) int64 { return s.goHeap }},
+		{"duckdb", func(s sample) int64 { return s.duckdb }},
 		{"file", func(s sample) int64 { return s.mem.File }},
 	}
 	for _, p := range parts {

@@ -15,6 +15,7 @@
 package metrics
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -29,6 +30,7 @@ import (
 	"github.com/etl-craft/etl-craft/internal/clone"
 	"github.com/etl-craft/etl-craft/internal/engine"
 	"github.com/etl-craft/etl-craft/internal/run"
+	"github.com/etl-craft/etl-craft/internal/warehouse"
 )
 
 // Namespace prefixes every metric of etl-craft.
@@ -147,6 +149,16 @@ func New(opts Options) *Metrics {
 				return time.Since(o.heartbeatAt()).Seconds()
 			}
 			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "warehouse_duckdb_memory_bytes",
+			Help: "Memory DuckDB counts in use (duckdb_memory()) by the DuckDB warehouse files this process has open; 0 while none is open."}, func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			n, err := warehouse.DuckDBMemory(ctx)
+			if err != nil {
+				m.opts.Logger.Warn("could not read DuckDB's memory for /metrics", "error", err)
+			}
+			return float64(n)
 		}))
 	return m
 }

@@ -174,6 +174,24 @@ func acquireDuckDB(path, memoryLimit string) (*sql.DB, *openedFile, func() error
 	return s.db, s.file, release, nil
 }
 
+// DuckDBMemory is the memory DuckDB counts in use (duckdb_memory(): its
+// buffers, the rows not yet checkpointed, its queries' working memory) by
+// the DuckDB files this process has open, in bytes; 0 while none is open.
+// It holds the files open while it reads them, so none closes under it.
+func DuckDBMemory(ctx context.Context) (int64, error) {
+	duckdbFiles.Lock()
+	defer duckdbFiles.Unlock()
+	var total int64
+	for path, s := range duckdbFiles.open {
+		var n int64
+		if err := s.db.QueryRowContext(ctx, "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").Scan(&n); err != nil {
+			return 0, fmt.Errorf("reading the memory of the DuckDB warehouse %s: %w", path, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
 // pinUTC runs on every new DuckDB connection.
 func pinUTC(execer driver.ExecerContext) error {
 	_, err := execer.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)

@@ -178,6 +178,7 @@ func TestDuckDBOneHandlePerFile(t *testing.T) {
 // unless the options name one, and with the allocator's background threads,
 // which give freed memory back: DuckDB's defaults (80 % of the machine's
 // memory, freed memory kept) let a server's memory grow with its history.
+// DuckDBMemory counts what an open file holds.
 func TestDuckDBMemoryIsBounded(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ limit, want string }{{"", "1.0 GiB"}, {"256MiB", "256.0 MiB"}} {
@@ -191,6 +192,12 @@ func TestDuckDBMemoryIsBounded(t *testing.T) {
 			}
 			if got := queryValue[string](t, w, "SELECT value FROM duckdb_settings() WHERE name = 'allocator_background_threads'"); got != "true" {
 				t.Errorf("file %q: allocator_background_threads %s, want true", path, got)
+			}
+			if path != "" {
+				mustExec(t, w, "CREATE TABLE t AS SELECT range AS ID FROM range(100000)")
+				if n, err := DuckDBMemory(t.Context()); err != nil || n <= 0 {
+					t.Errorf("DuckDBMemory with a file holding 100,000 rows open: %d, %v", n, err)
+				}
 			}
 			w.Close()
 		}
