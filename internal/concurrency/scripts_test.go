@@ -129,13 +129,16 @@ func eightLoads(t *testing.T, pair e2e.Pair, mode string) {
 // LOST, each task run's next attempt loads its rows (registering nothing
 // at once in DuckDB, creating the ledger and the table once), every run
 // ends SUCCESS, the table holds each lane's rows once, and no staging
-// table is left.
+// table is left. Nothing is left in the temporary folder either: the
+// scripts' etl_craft package is written once, in the user's cache folder.
 func TestEightScriptLoadsAfterTheServerWasKilled(t *testing.T) {
 	t.Parallel()
 	e2e.EachPair(t, func(t *testing.T, pair e2e.Pair) {
 		// The scripts wait for nine: the eight lanes and the test, which
 		// arrives once the first server is gone.
 		l := newLoads(t, pair, "append", 9)
+		tmp, cache := t.TempDir(), t.TempDir()
+		l.Env = append(l.Env, "TMPDIR="+tmp, "XDG_CACHE_HOME="+cache)
 		s := l.StartServer()
 		ids := l.trigger(s)
 		waitForFiles(t, l.barrier, 8)
@@ -145,6 +148,12 @@ func TestEightScriptLoadsAfterTheServerWasKilled(t *testing.T) {
 		}
 		s = l.StartServer()
 		l.check(t, s, ids, "LOST 8|SUCCESS 8")
+		if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) != 0 {
+			t.Fatalf("the killed server and its scripts left %q in the temporary folder", left)
+		}
+		if pkgs, _ := filepath.Glob(filepath.Join(cache, "etl-craft", "python", "*", "etl_craft", "_main.py")); len(pkgs) != 1 {
+			t.Fatalf("the user's cache folder holds %d etl_craft packages, want 1: %q", len(pkgs), pkgs)
+		}
 	})
 }
 

@@ -5,11 +5,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -21,8 +19,8 @@ import (
 // SIGTERM before it is killed with SIGKILL.
 const StopGrace = 3 * time.Second
 
-// python is the etl_craft package the child imports, written beside each
-// attempt's process.
+// python is the etl_craft package the child imports, written once into
+// packageDir.
 //
 //go:embed python/etl_craft/*.py
 var python embed.FS
@@ -34,7 +32,6 @@ type child struct {
 	reqs    *bufio.Reader
 	reqFile *os.File
 	answers *os.File
-	dir     string // the written etl_craft package's folder
 	exited  chan struct{}
 	waitErr error
 	logged  chan struct{} // closed once every output line is in the log
@@ -45,25 +42,19 @@ type child struct {
 // folder, stdout and stderr both going, line by line and in the order they
 // were written, to log.
 func startChild(interpreter, scripts string, log *slog.Logger) (*child, error) {
-	dir, err := os.MkdirTemp("", "etl-craft-script-")
+	dir, err := packageDir()
 	if err != nil {
-		return nil, exit.Wrap(exit.Handler, err, "could not write the etl_craft Python package")
-	}
-	c := &child{dir: dir, exited: make(chan struct{}), logged: make(chan struct{})}
-	if err := writePackage(dir); err != nil {
-		c.remove()
 		return nil, err
 	}
+	c := &child{exited: make(chan struct{}), logged: make(chan struct{})}
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
-		c.remove()
 		return nil, exit.Wrap(exit.Handler, err, "could not make the script's pipes")
 	}
 	ansR, ansW, err := os.Pipe()
 	if err != nil {
 		reqR.Close()
 		reqW.Close()
-		c.remove()
 		return nil, exit.Wrap(exit.Handler, err, "could not make the script's pipes")
 	}
 	outR, outW, err := os.Pipe()
@@ -71,7 +62,6 @@ func startChild(interpreter, scripts string, log *slog.Logger) (*child, error) {
 		for _, f := range []*os.File{reqR, reqW, ansR, ansW} {
 			f.Close()
 		}
-		c.remove()
 		return nil, exit.Wrap(exit.Handler, err, "could not make the script's pipes")
 	}
 	cmd := exec.Command(interpreter, "-u", "-m", "etl_craft._main")
@@ -91,7 +81,6 @@ func startChild(interpreter, scripts string, log *slog.Logger) (*child, error) {
 		for _, f := range []*os.File{reqR, ansW, outR} {
 			f.Close()
 		}
-		c.remove()
 		return nil, exit.Wrap(exit.Configuration, err, "could not start the Python interpreter %s (Orchestration.Python)", interpreter)
 	}
 	c.cmd, c.reqFile, c.answers, c.out = cmd, reqR, ansW, outR
@@ -124,25 +113,6 @@ func pythonPath(dir string) string {
 	return dir
 }
 
-// writePackage writes the embedded etl_craft package into dir.
-func writePackage(dir string) error {
-	err := fs.WalkDir(python, "python", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || path == "python" {
-			return err
-		}
-		dest := filepath.Join(dir, strings.TrimPrefix(path, "python/"))
-		if d.IsDir() {
-			return os.MkdirAll(dest, 0o755)
-		}
-		b, err := python.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dest, b, 0o644)
-	})
-	return exit.Wrap(exit.Handler, err, "could not write the etl_craft Python package to %s", dir)
-}
-
 // pid is the child's pid, which is also its process group's id.
 func (c *child) pid() int { return c.cmd.Process.Pid }
 
@@ -159,8 +129,8 @@ func (c *child) stop(grace time.Duration) {
 }
 
 // end waits for the child to exit, kills what it left in its process group
-// (logging that it did), waits for its output to be logged, and removes
-// the written package. It returns how the process ended.
+// (logging that it did) and waits for its output to be logged. It returns
+// how the process ended.
 func (c *child) end(log *slog.Logger) error {
 	<-c.exited
 	if err := syscall.Kill(-c.pid(), syscall.SIGKILL); err == nil {
@@ -176,12 +146,8 @@ func (c *child) end(log *slog.Logger) error {
 		<-c.logged
 	}
 	c.out.Close()
-	c.remove()
 	return c.waitErr
 }
-
-// remove deletes the written package.
-func (c *child) remove() { os.RemoveAll(c.dir) }
 
 // ended describes how a process that gave no result ended.
 func ended(err error) string {
