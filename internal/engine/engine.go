@@ -473,6 +473,9 @@ type dialect interface {
 	idsArg(ids []int64) any
 	isUniqueViolation(err error) bool
 	isUnavailable(err error) bool
+	// mapFile maps the database file into conn's memory for large reads, or
+	// unmaps it (SQLite's mmap_size; nothing on a server database).
+	mapFile(ctx context.Context, conn *sql.Conn, on bool) error
 	// isBusy: a lock another writer holds outlasted the wait.
 	isBusy(err error) bool
 	// setBeginWait sets how long the next BEGIN on conn waits for the

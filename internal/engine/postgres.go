@@ -132,6 +132,8 @@ func (postgresDialect) isUnavailable(err error) bool {
 const lockNotAvailable = "55P03"
 
 // isBusy: a lock wait reached lock_timeout.
+func (postgresDialect) mapFile(context.Context, *sql.Conn, bool) error { return nil }
+
 func (postgresDialect) isBusy(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == lockNotAvailable

@@ -15,13 +15,19 @@ type Snapshot struct {
 }
 
 // BeginSnapshot opens a snapshot on a connection of its own, which End
-// gives back.
+// gives back. A SQLite connection maps the file while the snapshot lasts,
+// as snapshots make the large reads (a clone's).
 func (db *DB) BeginSnapshot(ctx context.Context) (*Snapshot, error) {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if err := db.d.mapFile(ctx, conn, true); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	if _, err := conn.ExecContext(ctx, db.d.changeLog(db.Schema()).Begin); err != nil {
+		db.d.mapFile(context.Background(), conn, false)
 		conn.Close()
 		return nil, err
 	}
@@ -57,5 +63,6 @@ func (s *Snapshot) ReadRows(ctx context.Context, query string, args ...any) (Row
 // of it must be closed first.
 func (s *Snapshot) End() {
 	_, _ = s.conn.ExecContext(context.Background(), "ROLLBACK")
+	_ = s.db.d.mapFile(context.Background(), s.conn, false)
 	s.conn.Close()
 }

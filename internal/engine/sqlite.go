@@ -81,14 +81,18 @@ func init() {
 	sql.Register(sqliteDriverName, &sqlite3.SQLiteDriver{ConnectHook: registerGuardFunctions})
 }
 
-// sqliteMmapSize is how much of the Engine DB file a connection maps into
-// memory (PRAGMA mmap_size): large reads, such as a clone's full copy of an
-// AUD_ table, then read pages in place instead of copying each one from the
-// operating system's cache (about a tenth faster in docs/benchmarks.md).
+// sqliteMmapSize is how much of the Engine DB file a snapshot's connection
+// maps into memory (PRAGMA mmap_size) while the snapshot lasts: large reads,
+// such as a clone's full copy of an AUD_ table, then read pages in place
+// instead of copying each one from the operating system's cache (about a
+// tenth faster in docs/benchmarks.md). Other connections map nothing: each
+// mapping counts the file's pages again in the process's resident memory,
+// which then grew with the history (docs/benchmarks.md, "Where the soak's
+// memory is").
 const sqliteMmapSize = 1 << 30
 
 // registerGuardFunctions gives a new connection the functions the guard and
-// stamping triggers call, and maps the file (sqliteMmapSize). A connection
+// stamping triggers call. A connection
 // without the functions (the sqlite3 shell, a BI tool) fails every guarded
 // write with "no such function: etl_craft_actor".
 func registerGuardFunctions(c *sqlite3.SQLiteConn) error {
@@ -107,9 +111,6 @@ func registerGuardFunctions(c *sqlite3.SQLiteConn) error {
 		if err := c.RegisterFunc(name, fn, false); err != nil {
 			return fmt.Errorf("registering %s: %w", name, err)
 		}
-	}
-	if _, err := c.Exec(fmt.Sprintf("PRAGMA mmap_size = %d", sqliteMmapSize), nil); err != nil {
-		return fmt.Errorf("mapping the Engine DB file: %w", err)
 	}
 	sqliteStates.Store(c, st)
 	return nil
@@ -256,6 +257,15 @@ func (sqliteDialect) isUnavailable(err error) bool {
 }
 
 // isBusy: the database stayed locked (SQLITE_BUSY, SQLITE_LOCKED).
+func (sqliteDialect) mapFile(ctx context.Context, conn *sql.Conn, on bool) error {
+	size := 0
+	if on {
+		size = sqliteMmapSize
+	}
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA mmap_size = %d", size))
+	return err
+}
+
 func (sqliteDialect) isBusy(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)

@@ -91,24 +91,19 @@ func openDuckDB(ctx context.Context, d Dialect, opts Options) (Warehouse, error)
 // duckdbIdleConns is how many idle connections a DuckDB handle keeps.
 const duckdbIdleConns = 16
 
-// DuckDBMemoryLimit is the memory a DuckDB warehouse may use when its
-// profile sets no memory_limit: its buffers, the rows not yet checkpointed
-// into the file and its queries' working memory, beyond which DuckDB
-// spills to a temporary folder beside the file or fails the query. DuckDB's
-// own default, 80 % of the machine's memory, lets a long-lived server's
-// cache grow with the warehouse.
-const DuckDBMemoryLimit = "1GiB"
-
 // duckdbConfig is the DSN query that configures a DuckDB database when it
-// is opened: the memory limit, and jemalloc's background threads, which
-// give memory DuckDB has freed back to the operating system after a few
-// seconds. Without them the allocator keeps the peak of every query a
-// server has run (docs/benchmarks.md, "Where the soak's memory is").
+// is opened: the profile's memory limit when it sets one (DuckDB's own
+// default otherwise, 80 % of the machine's memory), and jemalloc's
+// background threads, which give memory DuckDB has freed back to the
+// operating system after a few seconds. Without them the allocator keeps
+// the peak of every query a server has run (docs/benchmarks.md, "Where the
+// soak's memory is").
 func duckdbConfig(memoryLimit string) string {
-	if memoryLimit == "" {
-		memoryLimit = DuckDBMemoryLimit
+	v := url.Values{"allocator_background_threads": {"true"}}
+	if memoryLimit != "" {
+		v.Set("memory_limit", memoryLimit)
 	}
-	return "?" + url.Values{"memory_limit": {memoryLimit}, "allocator_background_threads": {"true"}}.Encode()
+	return "?" + v.Encode()
 }
 
 // acquireDuckDB returns the process's handle on a DuckDB file, opening it on

@@ -58,7 +58,7 @@ type Options struct {
 	// is an error (exit 3) instead of being created, as checks need.
 	Existing bool
 	// MemoryLimit is DuckDB's memory_limit, a size such as 512MB or 2GiB;
-	// empty means DuckDBMemoryLimit. A file is opened once per process, so
+	// empty means DuckDB's own default. A file is opened once per process, so
 	// the first opening's limit holds until it is closed.
 	MemoryLimit string
 
